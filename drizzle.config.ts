@@ -1,0 +1,9 @@
+import { defineConfig } from 'drizzle-kit';
+
+// Migrations are generated from src/db/schema.ts into drizzle/ and committed; the daemon applies
+// them at start and `transport-sync migrate` applies them on demand.
+export default defineConfig({
+  dialect: 'sqlite',
+  schema: './src/db/schema.ts',
+  out: './drizzle',
+});

@@ -1,0 +1,122 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TransportError } from '../errors.js';
+import { SETTINGS, type RequestState, type Setting } from './settings.js';
+
+/** The parsed configuration. Service fields are present when the command needs the service. */
+export interface Config {
+  authUrl: string;
+  hubUrl: string;
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+  dbPath: string;
+  windowPastHours: number;
+  windowFutureHours: number;
+  states: RequestState[];
+  concurrency: number;
+  rateLimitPerSec: number;
+  pollCron: string;
+  isPollingOn: boolean;
+  httpTimeoutMs: number;
+  cycleDeadlineMs: number;
+  logLevel: string;
+}
+
+/** Values given on the command line; an unset flag never overwrites the environment. */
+export type ConfigOverrides = Partial<Record<keyof Config, string>>;
+
+interface LoadOptions {
+  env: NodeJS.ProcessEnv;
+  /** Commands that call the service need its URLs and credentials; `migrate` and `status` do not. */
+  needsService: boolean;
+  overrides?: ConfigOverrides;
+}
+
+/**
+ * Reads every setting from flags, then the environment, then its default, and validates them all.
+ * Throws one `config.invalid` error whose message names each bad variable and what is wrong;
+ * a secret's value is never part of it.
+ */
+export function loadConfig({ env, needsService, overrides = {} }: LoadOptions): Config {
+  const problems: string[] = [];
+  const values: Record<string, unknown> = {};
+
+  for (const [key, definition] of Object.entries(SETTINGS) as [string, Setting<unknown>][]) {
+    // The secret and its file are resolved below: one value from one of three sources.
+    if (key === 'clientSecret' || key === 'clientSecretFile') continue;
+    if (definition.isServiceSetting && !needsService) continue;
+    const text = (overrides[key as keyof Config] ?? env[definition.env])?.trim();
+    const source = text === undefined || text === '' ? definition.defaultText : text;
+    if (source === undefined) {
+      problems.push(`${definition.env} is required (${definition.description})`);
+      continue;
+    }
+    const parsed = definition.schema.safeParse(source);
+    if (parsed.success) values[key] = parsed.data;
+    else problems.push(describeProblem(definition, source, parsed.error.issues[0]?.message));
+  }
+
+  if (needsService) {
+    const secret = resolveSecret(env, problems);
+    if (secret !== undefined) values.clientSecret = secret;
+  }
+
+  if (problems.length > 0) {
+    throw new TransportError({
+      code: 'config.invalid',
+      message: `invalid configuration: ${problems.join('; ')}`,
+      hint: 'Set the variables in the environment or the EnvironmentFile; `transport-sync help config` lists them all.',
+    });
+  }
+  return values as unknown as Config;
+}
+
+function describeProblem(definition: Setting<unknown>, text: string, issue: string | undefined) {
+  const shown = definition.isSecret ? '' : ` (got "${text.slice(0, 80)}")`;
+  return `${definition.env} ${issue ?? 'is invalid'}${shown}`;
+}
+
+/**
+ * The client secret comes from exactly one place: TRANSPORT_CLIENT_SECRET,
+ * TRANSPORT_CLIENT_SECRET_FILE, or the systemd credential `client_secret` (LoadCredential=).
+ */
+function resolveSecret(env: NodeJS.ProcessEnv, problems: string[]): string | undefined {
+  const direct = env[SETTINGS.clientSecret.env];
+  const file = env[SETTINGS.clientSecretFile.env]?.trim();
+  if (direct && file) {
+    problems.push(
+      `${SETTINGS.clientSecret.env} and ${SETTINGS.clientSecretFile.env} are both set; set only one`,
+    );
+    return undefined;
+  }
+  if (direct !== undefined && direct.trim() !== '') return direct.trim();
+  const credentialFile = env.CREDENTIALS_DIRECTORY
+    ? join(env.CREDENTIALS_DIRECTORY, 'client_secret')
+    : undefined;
+  const path = file || credentialFile;
+  const fromVariable = file
+    ? SETTINGS.clientSecretFile.env
+    : '$CREDENTIALS_DIRECTORY/client_secret';
+  if (!path) {
+    problems.push(
+      `${SETTINGS.clientSecret.env} is required (or ${SETTINGS.clientSecretFile.env}, or a systemd credential named client_secret)`,
+    );
+    return undefined;
+  }
+  try {
+    const secret = readFileSync(path, 'utf8').trim();
+    if (secret === '') problems.push(`${fromVariable}: the file ${path} is empty`);
+    return secret || undefined;
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    problems.push(`${fromVariable}: cannot read ${path} (${reason})`);
+    return undefined;
+  }
+}
+
+/** The configuration as it may be logged or shown: the secret replaced by a marker. */
+export function redactConfig(config: Partial<Config>): Record<string, unknown> {
+  const { clientSecret, ...rest } = config;
+  return { ...rest, clientSecret: clientSecret ? '[set]' : '[unset]' };
+}

@@ -1,0 +1,190 @@
+import { z } from 'zod';
+
+/**
+ * Every setting in one table: its environment variable, default, description and the zod schema
+ * that parses the variable's text. The loader, the CLI and the README's configuration table all
+ * read this table, so they cannot disagree.
+ */
+export interface Setting<T> {
+  env: string;
+  /** The text used when the variable is unset; undefined means required (where required). */
+  defaultText?: string;
+  description: string;
+  /** Parses the variable's text (already trimmed). */
+  schema: z.ZodType<T>;
+  /** Never echoed in errors, logs or status output. */
+  isSecret?: boolean;
+  /** Needed only by commands that talk to the service. */
+  isServiceSetting?: boolean;
+}
+
+const httpUrl = z.string().refine((text) => {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && !url.search && !url.hash;
+  } catch {
+    return false;
+  }
+}, 'must be an http(s) URL without query or fragment, e.g. https://api.example.com/');
+
+const wholeNumber = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, `must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
+const positiveNumber = (max: number) =>
+  z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, `must be a number from 0 to ${max}`)
+    .transform(Number)
+    .pipe(z.number().min(0).max(max, `must be at most ${max}`));
+
+/** Request states the mirror can poll; `awaiting` comes only from the full list. */
+export const REQUEST_STATES = ['awaiting', 'accepted', 'completed', 'canceled'] as const;
+export type RequestState = (typeof REQUEST_STATES)[number];
+
+const stateList = z
+  .string()
+  .transform((text) =>
+    text
+      .split(',')
+      .map((part) => part.trim().toLowerCase())
+      .filter(Boolean),
+  )
+  .pipe(
+    z
+      .array(z.enum(REQUEST_STATES, { error: `states are ${REQUEST_STATES.join(', ')}` }))
+      .min(1, `name at least one of ${REQUEST_STATES.join(', ')}`),
+  )
+  .transform((states) => [...new Set(states)]);
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const onOff = z
+  .string()
+  .transform((text) => text.toLowerCase())
+  .pipe(z.enum(['on', 'off', 'true', 'false', '1', '0'], { error: 'must be on or off' }))
+  .transform((text) => text === 'on' || text === 'true' || text === '1');
+
+function setting<T>(definition: Setting<T>): Setting<T> {
+  return definition;
+}
+
+/** The settings table. Keys are the names used in code; `env` is the public interface. */
+export const SETTINGS = {
+  authUrl: setting({
+    env: 'TRANSPORT_AUTH_URL',
+    description: 'Base URL of the token endpoint ({auth_url}).',
+    schema: httpUrl,
+    isServiceSetting: true,
+  }),
+  hubUrl: setting({
+    env: 'TRANSPORT_HUB_URL',
+    description: 'Base URL of the v2.0 request actions: accept, decline, state ({hub_url}).',
+    schema: httpUrl,
+    isServiceSetting: true,
+  }),
+  baseUrl: setting({
+    env: 'TRANSPORT_BASE_URL',
+    description: 'Base URL of the v1.0 reads and location updates ({base_url}).',
+    schema: httpUrl,
+    isServiceSetting: true,
+  }),
+  clientId: setting({
+    env: 'TRANSPORT_CLIENT_ID',
+    description: "OAuth client id generated in the service's Open API settings.",
+    schema: z.string().min(1, 'must not be empty'),
+    isServiceSetting: true,
+  }),
+  clientSecret: setting({
+    env: 'TRANSPORT_CLIENT_SECRET',
+    description:
+      'OAuth client secret. Prefer TRANSPORT_CLIENT_SECRET_FILE or the systemd credential `client_secret` ($CREDENTIALS_DIRECTORY/client_secret), which keep it out of the environment.',
+    schema: z.string().min(1, 'must not be empty'),
+    isSecret: true,
+    isServiceSetting: true,
+  }),
+  clientSecretFile: setting({
+    env: 'TRANSPORT_CLIENT_SECRET_FILE',
+    description: 'File holding the client secret (surrounding white space is ignored).',
+    schema: z.string().min(1, 'must be a file path'),
+  }),
+  dbPath: setting({
+    env: 'TRANSPORT_DB',
+    defaultText: './data/transport-sync.db',
+    description: 'Path of the SQLite database (created with mode 0600).',
+    schema: z.string().min(1, 'must be a file path'),
+  }),
+  windowPastHours: setting({
+    env: 'TRANSPORT_WINDOW_PAST_HOURS',
+    defaultText: '72',
+    description:
+      'The poll window starts this many hours before now. Three days catch late edits to finished trips (billing corrections, cancellations after the fact).',
+    schema: wholeNumber(0, 24 * 366),
+  }),
+  windowFutureHours: setting({
+    env: 'TRANSPORT_WINDOW_FUTURE_HOURS',
+    defaultText: '336',
+    description:
+      'The poll window ends this many hours after now. Two weeks cover trips booked ahead, standing orders and round-trip return legs.',
+    schema: wholeNumber(0, 24 * 366),
+  }),
+  states: setting({
+    env: 'TRANSPORT_STATES',
+    defaultText: REQUEST_STATES.join(','),
+    description:
+      'Comma-separated request states to mirror: awaiting (broadcasts not yet answered, read from the full list), accepted, completed, canceled.',
+    schema: stateList,
+  }),
+  concurrency: setting({
+    env: 'TRANSPORT_CONCURRENCY',
+    defaultText: '4',
+    description: 'Most requests in flight to the service at once.',
+    schema: wholeNumber(1, 64),
+  }),
+  rateLimitPerSec: setting({
+    env: 'TRANSPORT_RATE_LIMIT_PER_SEC',
+    defaultText: '10',
+    description: 'Most requests per second sent to the service (0 = no limit).',
+    schema: positiveNumber(1000),
+  }),
+  pollCron: setting({
+    env: 'TRANSPORT_POLL_CRON',
+    defaultText: '0 * * * * *',
+    description:
+      'When the daemon polls: a cron pattern, seconds field allowed (default: every minute at second 0). Cycles never overlap.',
+    schema: z.string().min(1, 'must be a cron pattern'),
+  }),
+  isPollingOn: setting({
+    env: 'TRANSPORT_POLL',
+    defaultText: 'on',
+    description: 'on or off. off runs the daemon on webhooks alone.',
+    schema: onOff,
+  }),
+  httpTimeoutMs: setting({
+    env: 'TRANSPORT_HTTP_TIMEOUT_MS',
+    defaultText: '30000',
+    description: 'Per-attempt timeout of a call to the service, in milliseconds.',
+    schema: wholeNumber(100, 600_000),
+  }),
+  cycleDeadlineMs: setting({
+    env: 'TRANSPORT_CYCLE_DEADLINE_MS',
+    defaultText: '600000',
+    description:
+      'A poll cycle still running after this many milliseconds is aborted and retried at the next tick.',
+    schema: wholeNumber(1000, 86_400_000),
+  }),
+  logLevel: setting({
+    env: 'LOG_LEVEL',
+    defaultText: 'info',
+    description: `Log level: ${LOG_LEVELS.join(', ')}. Patient data never appears at info or above.`,
+    schema: z
+      .string()
+      .transform((text) => text.toLowerCase())
+      .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })),
+  }),
+} as const;
+
+export type SettingKey = keyof typeof SETTINGS;

@@ -1,0 +1,61 @@
+import { createHash } from 'node:crypto';
+import type Database from 'better-sqlite3';
+
+/** A record the service sent that failed validation. */
+export interface QuarantinedRecord {
+  requestId: string | null;
+  /** Names the request and the member, never the offending value. */
+  reason: string;
+  raw: unknown;
+}
+
+/**
+ * Malformed records are kept apart, never stored wrong: each stays here (first and last seen,
+ * times seen) until a later cycle receives it well-formed and the store clears it.
+ */
+export function createQuarantineStore(sqlite: Database.Database) {
+  const upsert = sqlite.prepare(
+    `INSERT INTO quarantine (record_key, request_id, source, reason, raw_payload, first_seen_at, last_seen_at, seen_count)
+     VALUES (@record_key, @request_id, @source, @reason, @raw_payload, @at, @at, 1)
+     ON CONFLICT (record_key) DO UPDATE SET reason = excluded.reason, source = excluded.source,
+       raw_payload = excluded.raw_payload, last_seen_at = excluded.last_seen_at,
+       seen_count = quarantine.seen_count + 1`,
+  );
+  const remove = sqlite.prepare('DELETE FROM quarantine WHERE request_id = ?');
+  const count = sqlite.prepare('SELECT count(*) AS n FROM quarantine');
+
+  return {
+    /** Records (or re-records) a malformed record. */
+    add(record: QuarantinedRecord, source: string, at: string): void {
+      const rawPayload = safeJson(record.raw);
+      upsert.run({
+        record_key:
+          record.requestId ??
+          `unknown:${createHash('sha256').update(rawPayload).digest('hex').slice(0, 16)}`,
+        request_id: record.requestId,
+        source,
+        reason: record.reason,
+        raw_payload: rawPayload,
+        at,
+      });
+    },
+    /** Forgets a request's quarantined record once a well-formed one is stored. */
+    clear(requestId: string): void {
+      remove.run(requestId);
+    },
+    size(): number {
+      return (count.get() as { n: number }).n;
+    },
+  };
+}
+
+/** The quarantine store's interface. */
+export type QuarantineStore = ReturnType<typeof createQuarantineStore>;
+
+function safeJson(raw: unknown): string {
+  try {
+    return JSON.stringify(raw) ?? 'null';
+  } catch {
+    return String(raw);
+  }
+}

@@ -1,0 +1,96 @@
+import type Database from 'better-sqlite3';
+
+/** The counts a run reports in its sync_runs row and its summary log line. */
+export interface RunCounts {
+  listCalls: number;
+  detailCalls: number;
+  retries: number;
+  requestsSeen: number;
+  requestsNew: number;
+  requestsChanged: number;
+  requestsUnchanged: number;
+  requestsUnavailable: number;
+  requestsFailed: number;
+  requestsQuarantined: number;
+}
+
+/** How a run ended. `partial`: some requests failed and are retried next cycle. */
+export type RunStatus = 'ok' | 'partial' | 'failed' | 'aborted';
+
+/** Fresh zero counts. */
+export function emptyCounts(): RunCounts {
+  return {
+    listCalls: 0,
+    detailCalls: 0,
+    retries: 0,
+    requestsSeen: 0,
+    requestsNew: 0,
+    requestsChanged: 0,
+    requestsUnchanged: 0,
+    requestsUnavailable: 0,
+    requestsFailed: 0,
+    requestsQuarantined: 0,
+  };
+}
+
+/** sync_runs bookkeeping and the daemon's small key/value state. */
+export function createRunStore(sqlite: Database.Database) {
+  const insertRun = sqlite.prepare(
+    `INSERT INTO sync_runs (kind, started_at, status, window_from, window_to)
+     VALUES (@kind, @started_at, 'running', @window_from, @window_to)`,
+  );
+  const finishRun = sqlite.prepare(
+    `UPDATE sync_runs SET finished_at = @finished_at, status = @status, error = @error,
+       list_calls = @listCalls, detail_calls = @detailCalls, retries = @retries,
+       requests_seen = @requestsSeen, requests_new = @requestsNew,
+       requests_changed = @requestsChanged, requests_unchanged = @requestsUnchanged,
+       requests_unavailable = @requestsUnavailable, requests_failed = @requestsFailed,
+       requests_quarantined = @requestsQuarantined
+     WHERE run_id = @run_id`,
+  );
+  const setState = sqlite.prepare(
+    `INSERT INTO sync_state (key, value, updated_at) VALUES (@key, @value, @updated_at)
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+  );
+  const getState = sqlite.prepare('SELECT value FROM sync_state WHERE key = ?');
+
+  return {
+    /** Opens a sync_runs row in state `running` and returns its id. */
+    start(run: {
+      kind: string;
+      startedAt: string;
+      windowFrom?: string;
+      windowTo?: string;
+    }): number {
+      const result = insertRun.run({
+        kind: run.kind,
+        started_at: run.startedAt,
+        window_from: run.windowFrom ?? null,
+        window_to: run.windowTo ?? null,
+      });
+      return Number(result.lastInsertRowid);
+    },
+    /** Closes a run with its status, counts and (log-safe) error text. */
+    finish(
+      runId: number,
+      end: { finishedAt: string; status: RunStatus; counts: RunCounts; error?: string },
+    ) {
+      finishRun.run({
+        run_id: runId,
+        finished_at: end.finishedAt,
+        status: end.status,
+        error: end.error ?? null,
+        ...end.counts,
+      });
+    },
+    setState(key: string, value: string, at: string): void {
+      setState.run({ key, value, updated_at: at });
+    },
+    getState(key: string): string | undefined {
+      return (getState.get(key) as { value: string } | undefined)?.value;
+    },
+  };
+}
+
+/** The run store's interface. */
+export type RunStore = ReturnType<typeof createRunStore>;

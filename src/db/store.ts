@@ -1,0 +1,30 @@
+import type { Clock } from '../clock.js';
+import { isoFromMs } from '../time.js';
+import type { MirrorDb } from './open.js';
+import { createQuarantineStore } from './quarantine-store.js';
+import { createRequestStore } from './request-store.js';
+import { createRunStore } from './run-store.js';
+
+/**
+ * The one store every path writes through (poll, backfill, webhooks, actions), so guards and the
+ * change log apply alike. Write transactions are BEGIN IMMEDIATE: they take the write lock at
+ * the start, so two writers wait on busy_timeout instead of failing mid-transaction.
+ */
+export function createStore({ db, clock }: { db: MirrorDb; clock: Clock }) {
+  const requests = createRequestStore(db.sqlite);
+  return {
+    db,
+    requests,
+    runs: createRunStore(db.sqlite),
+    quarantine: createQuarantineStore(db.sqlite),
+    /** Now, in canonical form. */
+    now: () => isoFromMs(clock.now()),
+    /** Runs `work` in one BEGIN IMMEDIATE transaction; a throw rolls it all back. */
+    transaction<T>(work: () => T): T {
+      return db.sqlite.transaction(work).immediate();
+    },
+  };
+}
+
+/** The store's interface. */
+export type Store = ReturnType<typeof createStore>;

@@ -1,0 +1,294 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import { openDatabase, schemaVersion, type MirrorDb } from '../../src/db/open.js';
+import { createStore, type Store } from '../../src/db/store.js';
+import { normalizeDetail } from '../../src/sync/normalize.js';
+import { detailRecord, listFields, tempDir } from '../helpers/records.js';
+
+let db: MirrorDb;
+let store: Store;
+let path: string;
+
+beforeEach(() => {
+  path = join(tempDir(), 'mirror.db');
+  db = openDatabase({ path });
+  store = createStore({ db, clock: systemClock });
+});
+afterEach(() => db.close());
+
+function write(
+  record = detailRecord(),
+  list = listFields(),
+  observedAt = '2026-11-21T09:00:00.000Z',
+  source: 'poll' | 'backfill' = 'poll',
+) {
+  return store.transaction(() =>
+    store.requests.write({
+      normalized: normalizeDetail(record, list),
+      rawJson: JSON.stringify(record),
+      source,
+      observedAt,
+    }),
+  );
+}
+
+describe('the mirror database', () => {
+  it('is created private (0600) with WAL, foreign keys and every migration', () => {
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    write();
+    expect(statSync(`${path}-wal`).mode & 0o777).toBe(0o600);
+    expect(db.sqlite.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.sqlite.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(schemaVersion(db.sqlite)).toBeGreaterThanOrEqual(2);
+  });
+
+  it('refuses a database from a newer schema and leaves it untouched', () => {
+    db.sqlite
+      .prepare('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)')
+      .run('future', 9_999_999_999_999);
+    db.close();
+    const before = statSync(path).mtimeMs;
+    expect(() => openDatabase({ path })).toThrow(/newer than this transport-sync knows/);
+    expect(statSync(path).mtimeMs).toBe(before);
+    expect(() => openDatabase({ path, shouldMigrate: false, isReadOnly: true })).toThrow(/newer/);
+    db = openDatabase({ path: join(tempDir(), 'other.db') });
+  });
+});
+
+describe('writing requests', () => {
+  it('stores canonical values, child rows and a created change', () => {
+    expect(write()).toBe('new');
+    const row = db.sqlite.prepare('SELECT * FROM requests').get() as Record<string, unknown>;
+    expect(row).toMatchObject({
+      request_id: 'K3J9QX2A',
+      list_state: 'accepted',
+      patient_last_name: "O'Brien",
+      patient_dob: '1948-02-29',
+      transport_pickup_time: '2026-11-22T14:00:00.000Z',
+      transport_agreed_for_time: '2026-11-22T14:30:00.000Z',
+      is_round_trip_first_trip: 1,
+      is_round_trip_return_trip: 0,
+      created_timestamp_utc: '2026-11-20T08:00:00.000Z',
+      last_updated_timestamp_utc: '2026-11-21T08:00:00.000Z',
+      unavailable_at: null,
+      source: 'poll',
+    });
+    expect(JSON.parse(row.raw_json as string)).toEqual(detailRecord());
+    expect(
+      db.sqlite
+        .prepare('SELECT role, location_id, city FROM request_locations ORDER BY role')
+        .all(),
+    ).toEqual([
+      { role: 'destination', location_id: 'LOC2', city: 'Chicago' },
+      { role: 'pickup', location_id: 'LOC1', city: 'Chicago' },
+    ]);
+    expect(
+      db.sqlite
+        .prepare('SELECT scope, name, value_json FROM request_fields ORDER BY scope, name')
+        .all(),
+    ).toEqual([
+      { scope: 'patient', name: 'isolation', value_json: null },
+      { scope: 'patient', name: 'weight_lbs', value_json: '180' },
+      { scope: 'request', name: 'notes', value_json: '"Stairs at entrance"' },
+      { scope: 'request', name: 'o2_lpm', value_json: '"2"' },
+    ]);
+    expect(db.sqlite.prepare('SELECT kind, new_state FROM request_changes').all()).toEqual([
+      { kind: 'created', new_state: 'accepted' },
+    ]);
+    expect(
+      db.sqlite
+        .prepare(
+          'SELECT account_name, facility_name, effective_pickup_time, pickup_city FROM request_overview',
+        )
+        .get(),
+    ).toEqual({
+      account_name: 'Mercy Health',
+      facility_name: 'Mercy Main',
+      effective_pickup_time: '2026-11-22T14:30:00.000Z',
+      pickup_city: 'Chicago',
+    });
+  });
+
+  it('treats the same content in another timestamp form as unchanged', () => {
+    write();
+    const sameInOtherForms = detailRecord({
+      transport_pickup_time: '2026-11-22T14:00:00.000Z',
+      transport_agreed_for_time: '2026-11-22T15:30:00+01:00',
+    });
+    expect(
+      write(
+        sameInOtherForms,
+        listFields({ last_updated_timestamp_utc: '2026-11-21T08:00:00.000Z' }),
+      ),
+    ).toBe('changed'); // raw differs
+    expect(
+      write(
+        sameInOtherForms,
+        listFields({ last_updated_timestamp_utc: '2026-11-21T08:00:00.000+00:00' }),
+      ),
+    ).toBe('unchanged');
+  });
+
+  it('logs what changed with old and new values, so a report can see when a state or time moved', () => {
+    write();
+    const moved = detailRecord({
+      transport_agreed_for_time: '2026-11-22T16:00:00Z',
+      request_current_state: 'completed',
+    });
+    expect(
+      write(
+        moved,
+        listFields({ state: 'completed', last_updated_timestamp_utc: '2026-11-21T10:00:00Z' }),
+        '2026-11-21T10:01:00.000Z',
+      ),
+    ).toBe('changed');
+    const change = db.sqlite
+      .prepare("SELECT * FROM request_changes WHERE kind = 'updated'")
+      .get() as Record<string, string>;
+    expect(change.changed_columns.split(',')).toEqual([
+      'list_state',
+      'request_current_state',
+      'transport_agreed_for_time',
+      'last_updated_timestamp_utc',
+    ]);
+    expect(change).toMatchObject({
+      old_state: 'accepted',
+      new_state: 'completed',
+      observed_at: '2026-11-21T10:01:00.000Z',
+    });
+    expect(JSON.parse(change.old_values_json).transport_agreed_for_time).toBe(
+      '2026-11-22T14:30:00.000Z',
+    );
+    expect(JSON.parse(change.new_values_json).transport_agreed_for_time).toBe(
+      '2026-11-22T16:00:00.000Z',
+    );
+  });
+
+  it('never lets an older observation overwrite a newer one', () => {
+    write(
+      detailRecord({ service_level_type: 'ALS' }),
+      listFields({ last_updated_timestamp_utc: '2026-11-21T10:00:00Z' }),
+    );
+    expect(
+      write(
+        detailRecord({ service_level_type: 'BLS' }),
+        listFields({ last_updated_timestamp_utc: '2026-11-21T09:00:00Z' }),
+        '2026-11-21T11:00:00.000Z',
+        'backfill',
+      ),
+    ).toBe('stale');
+    const older = normalizeDetail(detailRecord({ service_level_type: 'CCT' }));
+    const outcome = store.transaction(() =>
+      store.requests.write({
+        normalized: older,
+        rawJson: '{}',
+        source: 'backfill',
+        observedAt: '2026-11-21T08:59:00.000Z',
+      }),
+    );
+    expect(outcome).toBe('stale');
+    expect(db.sqlite.prepare('SELECT service_level_type FROM requests').get()).toEqual({
+      service_level_type: 'ALS',
+    });
+  });
+
+  it('keeps list-only values when a detail arrives without the list, and keeps facilities on exclude_facilities', () => {
+    write();
+    const detailOnly = detailRecord({
+      service_level_type: 'ALS',
+      account: { id: 'ACC1', name: 'Mercy Health', service_levels: ['ALS'], facilities: null },
+    });
+    store.transaction(() =>
+      store.requests.write({
+        normalized: normalizeDetail(detailOnly),
+        rawJson: JSON.stringify(detailOnly),
+        source: 'poll',
+        observedAt: '2026-11-21T10:00:00.000Z',
+      }),
+    );
+    expect(
+      db.sqlite
+        .prepare(
+          'SELECT created_timestamp_utc, last_updated_timestamp_utc, list_state, service_level_type FROM requests',
+        )
+        .get(),
+    ).toEqual({
+      created_timestamp_utc: '2026-11-20T08:00:00.000Z',
+      last_updated_timestamp_utc: '2026-11-21T08:00:00.000Z',
+      list_state: 'accepted',
+      service_level_type: 'ALS',
+    });
+    expect(
+      JSON.parse(
+        (
+          db.sqlite.prepare('SELECT facilities_json FROM accounts').get() as {
+            facilities_json: string;
+          }
+        ).facilities_json,
+      ),
+    ).toHaveLength(1);
+  });
+
+  it('marks a request unavailable without deleting it, and clears the mark when it comes back', () => {
+    write();
+    expect(
+      store.transaction(() =>
+        store.requests.markUnavailable('K3J9QX2A', '2026-11-21T11:00:00.000Z', 'poll'),
+      ),
+    ).toBe(true);
+    expect(
+      store.transaction(() =>
+        store.requests.markUnavailable('K3J9QX2A', '2026-11-21T11:05:00.000Z', 'poll'),
+      ),
+    ).toBe(false);
+    expect(db.sqlite.prepare('SELECT unavailable_at FROM requests').get()).toEqual({
+      unavailable_at: '2026-11-21T11:00:00.000Z',
+    });
+    expect(db.sqlite.prepare('SELECT count(*) AS n FROM request_locations').get()).toEqual({
+      n: 2,
+    });
+    write(detailRecord(), listFields(), '2026-11-21T12:00:00.000Z');
+    expect(db.sqlite.prepare('SELECT unavailable_at FROM requests').get()).toEqual({
+      unavailable_at: null,
+    });
+    expect(
+      db.sqlite
+        .prepare('SELECT kind FROM request_changes ORDER BY change_id')
+        .all()
+        .map((row) => (row as { kind: string }).kind),
+    ).toEqual(['created', 'unavailable', 'available']);
+  });
+
+  it('rolls back a whole request when any part of its write fails', () => {
+    expect(() =>
+      store.transaction(() => {
+        store.requests.write({
+          normalized: normalizeDetail(detailRecord(), listFields()),
+          rawJson: '{}',
+          source: 'poll',
+          observedAt: '2026-11-21T09:00:00.000Z',
+        });
+        throw new Error('disk full');
+      }),
+    ).toThrow('disk full');
+    expect(db.sqlite.prepare('SELECT count(*) AS n FROM requests').get()).toEqual({ n: 0 });
+    expect(db.sqlite.prepare('SELECT count(*) AS n FROM request_locations').get()).toEqual({
+      n: 0,
+    });
+  });
+
+  it('lets a reader holding a read transaction coexist with a write', () => {
+    write();
+    const reader = new Database(path, { readonly: true });
+    reader.exec('BEGIN');
+    expect(reader.prepare('SELECT count(*) AS n FROM requests').get()).toEqual({ n: 1 });
+    write(detailRecord({ request_id: 'SECOND01' }));
+    expect(reader.prepare('SELECT count(*) AS n FROM requests').get()).toEqual({ n: 1 });
+    reader.exec('COMMIT');
+    expect(reader.prepare('SELECT count(*) AS n FROM requests').get()).toEqual({ n: 2 });
+    reader.close();
+  });
+});

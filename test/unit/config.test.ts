@@ -1,0 +1,106 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { configMarkdownTable, loadConfig, SETTINGS } from '../../src/config/index.js';
+import { isTransportError } from '../../src/errors.js';
+
+const service = {
+  TRANSPORT_AUTH_URL: 'https://auth.example.com/',
+  TRANSPORT_HUB_URL: 'https://hub.example.com',
+  TRANSPORT_BASE_URL: 'https://api.example.com/base/',
+  TRANSPORT_CLIENT_ID: 'client-1',
+  TRANSPORT_CLIENT_SECRET: 's3cret-value',
+};
+
+function problem(env: NodeJS.ProcessEnv, needsService = true): string {
+  try {
+    loadConfig({ env, needsService });
+  } catch (error) {
+    expect(isTransportError(error, 'config.invalid')).toBe(true);
+    return (error as Error).message;
+  }
+  throw new Error('expected a config error');
+}
+
+describe('loadConfig', () => {
+  it('fills every default and parses typed values', () => {
+    const config = loadConfig({
+      env: { ...service, TRANSPORT_STATES: 'completed, accepted,accepted' },
+      needsService: true,
+    });
+    expect(config).toMatchObject({
+      baseUrl: 'https://api.example.com/base/',
+      clientSecret: 's3cret-value',
+      windowPastHours: 72,
+      windowFutureHours: 336,
+      states: ['completed', 'accepted'],
+      concurrency: 4,
+      rateLimitPerSec: 10,
+      isPollingOn: true,
+      logLevel: 'info',
+    });
+  });
+
+  it('names the variable and what is wrong', () => {
+    expect(problem({ ...service, TRANSPORT_CONCURRENCY: 'lots' })).toMatch(
+      /TRANSPORT_CONCURRENCY must be a whole number from 1 to 64 \(got "lots"\)/,
+    );
+    expect(problem({ ...service, TRANSPORT_BASE_URL: 'ftp://x' })).toMatch(
+      /TRANSPORT_BASE_URL must be an http\(s\) URL/,
+    );
+    expect(problem({ ...service, TRANSPORT_STATES: 'accepted,pending' })).toMatch(
+      /TRANSPORT_STATES/,
+    );
+    expect(problem({ ...service, LOG_LEVEL: 'loud' })).toMatch(/LOG_LEVEL must be one of/);
+    const { TRANSPORT_CLIENT_ID: _omitted, ...withoutId } = service;
+    expect(problem(withoutId)).toMatch(/TRANSPORT_CLIENT_ID is required/);
+  });
+
+  it('needs no service settings for commands that only use the database', () => {
+    expect(loadConfig({ env: {}, needsService: false }).dbPath).toBe('./data/transport-sync.db');
+  });
+
+  it('reads the secret from a file or a systemd credential, and never prints it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ts-config-'));
+    writeFileSync(join(dir, 'secret'), '  from-file\n');
+    writeFileSync(join(dir, 'client_secret'), 'from-credential\n');
+    const { TRANSPORT_CLIENT_SECRET: _omitted, ...base } = service;
+    expect(
+      loadConfig({
+        env: { ...base, TRANSPORT_CLIENT_SECRET_FILE: join(dir, 'secret') },
+        needsService: true,
+      }).clientSecret,
+    ).toBe('from-file');
+    expect(
+      loadConfig({ env: { ...base, CREDENTIALS_DIRECTORY: dir }, needsService: true }).clientSecret,
+    ).toBe('from-credential');
+    expect(problem({ ...base, TRANSPORT_CLIENT_SECRET_FILE: join(dir, 'missing') })).toMatch(
+      /TRANSPORT_CLIENT_SECRET_FILE: cannot read .*ENOENT/,
+    );
+    const both = problem({
+      ...service,
+      TRANSPORT_CLIENT_SECRET_FILE: join(dir, 'secret'),
+      TRANSPORT_CONCURRENCY: '0',
+    });
+    expect(both).toMatch(/set only one/);
+    expect(both).not.toContain('s3cret-value');
+    expect(both).not.toContain('from-file');
+  });
+
+  it('lets flags override the environment', () => {
+    const config = loadConfig({
+      env: { ...service, TRANSPORT_DB: '/env.db' },
+      needsService: true,
+      overrides: { dbPath: '/flag.db' },
+    });
+    expect(config.dbPath).toBe('/flag.db');
+  });
+});
+
+describe('configMarkdownTable', () => {
+  it('lists every setting', () => {
+    const table = configMarkdownTable();
+    for (const setting of Object.values(SETTINGS)) expect(table).toContain(`\`${setting.env}\``);
+  });
+});
