@@ -1,0 +1,119 @@
+import { TransportError } from '../errors.js';
+import { createLogger } from '../log.js';
+import { createSimulator } from '../simulator/index.js';
+import {
+  EXIT,
+  parseCommandArgs,
+  parseIntegerFlag,
+  usageError,
+  type CliIo,
+  type Command,
+} from './command.js';
+
+const USAGE = `Usage: transport-sync simulator [options]
+
+Runs the built-in simulator of the transport-request service until Ctrl-C (SIGINT or SIGTERM).
+One URL serves as auth_url, hub_url and base_url. Client id demo-client, secret demo-secret.
+Control endpoints for tests: GET /_sim/truth/, /_sim/calls/, /_sim/actions/; POST
+/_sim/mutate/?count=N, /_sim/faults/ (JSON), /_sim/reset-calls/.
+
+Options:
+  --port N             port to listen on (default 8080; 0 picks a free one)
+  --host H             address to listen on (default 127.0.0.1)
+  --requests N         requests generated at start (default 200)
+  --seed N             seed of all randomness (default 1)
+  --page-size N        full-list page size (default 50)
+  --token-ttl SECONDS  access token lifetime (default 3600)
+  --mutate-every MS    apply random mutations every MS milliseconds (default 0: off)
+  --mutate-per-tick N  mutations per tick (default 3)
+  --latency MS         added to every API response (default 0)
+  --fault-rate F       share of API calls, 0 to 1, that fail: split evenly between 5xx, 429,
+                       dropped connections and truncated bodies (default 0)`;
+
+/** Resolves when the process is asked to stop (SIGINT or SIGTERM). */
+function waitForSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+function parseRate(value: string | undefined): number {
+  if (value === undefined) return 0;
+  const rate = Number(value);
+  if (value.trim() === '' || !Number.isFinite(rate) || rate < 0 || rate > 1) {
+    throw usageError(`--fault-rate must be a number from 0 to 1, got "${value}"`);
+  }
+  return rate;
+}
+
+/** Builds the command; `waitForStop` is injectable so tests can stop it without a signal. */
+export function createSimulatorCommand(waitForStop: () => Promise<void> = waitForSignal): Command {
+  return {
+    name: 'simulator',
+    summary: 'Run the built-in simulator of the transport-request service',
+    usage: USAGE,
+    async run(argv: string[], io: CliIo) {
+      const { values } = parseCommandArgs(argv, {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        requests: { type: 'string' },
+        seed: { type: 'string' },
+        'page-size': { type: 'string' },
+        'token-ttl': { type: 'string' },
+        'mutate-every': { type: 'string' },
+        'mutate-per-tick': { type: 'string' },
+        latency: { type: 'string' },
+        'fault-rate': { type: 'string' },
+      });
+      const int = (name: string, min: number, max: number, fallback: number) =>
+        parseIntegerFlag(name, values[name as keyof typeof values], { min, max, fallback });
+      const port = int('port', 0, 65_535, 8080);
+      const requests = int('requests', 0, 200_000, 200);
+      const seed = int('seed', 0, 2 ** 31, 1);
+      const pageSize = int('page-size', 1, 10_000, 50);
+      const tokenTtlSec = int('token-ttl', 1, 86_400 * 30, 3600);
+      const mutateEvery = int('mutate-every', 0, 3_600_000, 0);
+      const perTick = int('mutate-per-tick', 1, 10_000, 3);
+      const latencyMs = int('latency', 0, 600_000, 0);
+      const faultRate = parseRate(values['fault-rate']);
+      const host = values.host ?? '127.0.0.1';
+      if (host.trim() === '') throw usageError('--host must not be empty');
+
+      const share = faultRate / 4;
+      const simulator = createSimulator({
+        seed,
+        requests,
+        pageSize,
+        tokenTtlSec,
+        latencyMs,
+        faults: { errorRate: share, rateLimitRate: share, dropRate: share, truncateRate: share },
+        log: createLogger({ level: io.env.LOG_LEVEL ?? 'warn', destination: io.stderr }),
+      });
+      const { url } = await simulator.listen(port, host).catch((error: unknown) => {
+        throw new TransportError({
+          code: 'simulator.listen_failed',
+          message: `cannot listen on ${host}:${port}: ${error instanceof Error ? error.message : String(error)}`,
+          hint: 'choose another --port (0 picks a free one) or stop what is using it',
+          cause: error,
+        });
+      });
+      if (mutateEvery > 0) simulator.startMutating({ intervalMs: mutateEvery, perTick });
+      io.stdout.write(
+        `simulator listening on ${url} (client id demo-client, secret demo-secret; seed ${seed}, ${requests} requests)\n`,
+      );
+      await waitForStop();
+      await simulator.close();
+      io.stdout.write('simulator stopped\n');
+      return EXIT.ok;
+    },
+  };
+}
+
+/** `transport-sync simulator`: the built-in service simulator as a standalone server. */
+export const simulatorCommand: Command = createSimulatorCommand();

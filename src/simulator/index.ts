@@ -1,0 +1,206 @@
+/**
+ * The built-in simulator of the transport-request service: an HTTP server that behaves as the
+ * service is documented to (spec/service-api.md, spec/service-facts.md), over seeded data that a
+ * mutation driver keeps changing, with optional faults. Used by `npm run demo`, tests and benches.
+ *
+ * All randomness comes from `seed` through independent streams (data, mutations, faults, tokens),
+ * so one seed gives the same data and the same mutations whatever faults are switched on.
+ * Simulated time comes from `clock`; latency and the mutation interval use real timers.
+ */
+import { EventEmitter } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { systemClock, type Clock } from '../clock.js';
+import { silentLogger, type Logger } from '../log.js';
+import { isoFromMs } from '../time.js';
+import type { ControlTarget } from './control.js';
+import { createFaultInjector, type FaultOptions } from './faults.js';
+import type { ActionRecord, CallRecord } from './http.js';
+import type { MutationSummary, TruthRecord } from './model.js';
+import { createMutationDriver } from './mutations.js';
+import { createProvider } from './provider.js';
+import { createRandom } from './random.js';
+import { createSimulatorServer } from './server.js';
+import { createTokenIssuer } from './tokens.js';
+import { createWorld, type AddRequestsOptions, type World } from './world.js';
+
+export type { FaultOptions } from './faults.js';
+export type { ActionKind, ActionRecord, CallRecord, Endpoint, FaultKind } from './http.js';
+export type {
+  JsonValue,
+  MutationKind,
+  MutationSummary,
+  RequestState,
+  TruthRecord,
+  UnavailableReason,
+} from './model.js';
+export type { AddRequestsOptions, EditKind, World } from './world.js';
+
+/** Options of `createSimulator`; every one has a default. */
+export interface SimulatorOptions {
+  /** Seed of all randomness; default 1. */
+  seed?: number;
+  /** Requests generated at start; default 200. */
+  requests?: number;
+  /** Spread of pickup times around now, in days; defaults 30 and 14. */
+  pastDays?: number;
+  futureDays?: number;
+  /** Full-list page size; default 50. */
+  pageSize?: number;
+  /** Access token lifetime; default 3600. */
+  tokenTtlSec?: number;
+  /** Accepted client credentials; defaults 'demo-client' / 'demo-secret'. */
+  clientId?: string;
+  clientSecret?: string;
+  /** Source of simulated now; default the system clock. */
+  clock?: Clock;
+  /** Added to every API response; default 0. */
+  latencyMs?: number;
+  /** Faults, all off by default. */
+  faults?: FaultOptions;
+  log?: Logger;
+}
+
+/** A running (or ready to run) simulator. */
+export interface Simulator {
+  /** Starts listening (default 127.0.0.1, port 0 = ephemeral); url has no trailing slash. */
+  listen(port?: number, host?: string): Promise<{ url: string }>;
+  /** Stops the server, its keep-alive connections and the mutation timer. */
+  close(): Promise<void>;
+  /** The base URL (auth_url = hub_url = base_url) once listening. */
+  readonly url: string | undefined;
+  /** The state and the named mutations tests use (setAgreedTime, makeUnavailable, ...). */
+  readonly world: World;
+  /** What a perfect mirror should hold, unavailable requests included (isVisible false). */
+  truth(): TruthRecord[];
+  /** Applies `count` random mutations now. */
+  mutate(count: number): MutationSummary[];
+  /** Runs `perTick` random mutations every `intervalMs` (real time) until stopped. */
+  startMutating(options: { intervalMs: number; perTick: number }): void;
+  stopMutating(): void;
+  /** New requests created now; returns their ids (2 per request with roundTrip). */
+  addRequests(n: number, options?: AddRequestsOptions): string[];
+  /** Replaces the fault settings. */
+  setFaults(faults: FaultOptions): void;
+  setLatency(ms: number): void;
+  /** Every API call received (control calls excluded), oldest first. */
+  readonly calls: CallRecord[];
+  resetCalls(): void;
+  /** Every provider action answered 2xx, oldest first. */
+  readonly actions: ActionRecord[];
+  /** Every access token handed out. */
+  issuedTokens(): string[];
+  /** Emits 'mutation' with a MutationSummary for every change to a request. */
+  readonly events: EventEmitter;
+}
+
+/** Builds a simulator; call `listen` to serve it. */
+export function createSimulator(options: SimulatorOptions = {}): Simulator {
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? silentLogger();
+  const root = createRandom(options.seed ?? 1);
+  const events = new EventEmitter();
+  const calls: CallRecord[] = [];
+  const actions: ActionRecord[] = [];
+  let latencyMs = options.latencyMs ?? 0;
+  let timer: NodeJS.Timeout | undefined;
+  let server: Server | undefined;
+  let url: string | undefined;
+
+  const world = createWorld({
+    rng: root.fork(11),
+    clock,
+    requests: options.requests ?? 200,
+    pastDays: options.pastDays ?? 30,
+    futureDays: options.futureDays ?? 14,
+    emit: (summary) => events.emit('mutation', summary),
+  });
+  const driver = createMutationDriver({ world, rng: root.fork(12) });
+  const faults = createFaultInjector({ rng: root.fork(13), clock });
+  faults.set(options.faults ?? {});
+  const tokens = createTokenIssuer({
+    clock,
+    rng: root.fork(14),
+    ttlSec: options.tokenTtlSec ?? 3600,
+  });
+  const provider = createProvider(world, root.fork(15));
+
+  const sim: Simulator & ControlTarget = {
+    get url() {
+      return url;
+    },
+    world,
+    calls,
+    actions,
+    events,
+    truth: () => world.truth(),
+    mutate: (count) => driver.mutate(count),
+    startMutating({ intervalMs, perTick }) {
+      sim.stopMutating();
+      timer = setInterval(() => driver.mutate(perTick), intervalMs);
+      // The server keeps a process alive; the timer alone must not.
+      timer.unref();
+    },
+    stopMutating() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+    },
+    addRequests: (n, opts) => world.addRequests(n, opts),
+    setFaults: (next) => faults.set(next),
+    getFaults: () => faults.get(),
+    setLatency(ms) {
+      latencyMs = ms;
+    },
+    // Emptied in place: callers may hold the array.
+    resetCalls: () => void calls.splice(0, calls.length),
+    issuedTokens: () => tokens.issued(),
+    async listen(port = 0, host = '127.0.0.1') {
+      if (server) throw new Error('simulator is already listening');
+      const srv = createSimulatorServer({
+        ctx: {
+          world,
+          provider,
+          tokens,
+          clock,
+          pageSize: options.pageSize ?? 50,
+          clientId: options.clientId ?? 'demo-client',
+          clientSecret: options.clientSecret ?? 'demo-secret',
+          recordAction: (kind, requestId, body) =>
+            actions.push({ at: isoFromMs(clock.now()), kind, requestId, body }),
+        },
+        control: sim,
+        faults,
+        clock,
+        log,
+        latencyMs: () => latencyMs,
+        record: (call) => calls.push(call),
+      });
+      await new Promise<void>((resolve, reject) => {
+        srv.once('error', reject);
+        srv.listen(port, host, () => {
+          srv.off('error', reject);
+          resolve();
+        });
+      });
+      server = srv;
+      const address = srv.address() as AddressInfo;
+      const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      url = `http://${shownHost}:${address.port}`;
+      log.info({ url }, 'simulator listening');
+      return { url };
+    },
+    async close() {
+      sim.stopMutating();
+      const srv = server;
+      server = undefined;
+      url = undefined;
+      if (!srv) return;
+      await new Promise<void>((resolve) => {
+        srv.close(() => resolve());
+        // Idle keep-alive sockets would hold close() open for seconds; end them now.
+        srv.closeAllConnections();
+      });
+    },
+  };
+  return sim;
+}
