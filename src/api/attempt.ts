@@ -1,0 +1,156 @@
+import type { Dispatcher } from 'undici';
+import type { Clock } from '../clock.js';
+import type { TransportError } from '../errors.js';
+import type { Logger } from '../log.js';
+import {
+  errorFromStatus,
+  malformedResponse,
+  networkError,
+  timeoutError,
+  type CallContext,
+} from './errors.js';
+import { classifyThrown } from './failures.js';
+import type { HttpRequest, HttpResponse, HttpTimeouts } from './http.js';
+import { parseRetryAfter } from './retry.js';
+
+/**
+ * One attempt of a request: send it, read the body, and say what the outcome means for retrying
+ * (whether it is transient, and whether the service certainly did not process it). The retry loop
+ * in http.ts decides with these facts and the request's retry mode.
+ */
+
+/** The outcome of one attempt. */
+export type Attempt =
+  | { kind: 'ok'; response: Omit<HttpResponse, 'attempts'> }
+  | {
+      kind: 'fail';
+      error: TransportError;
+      status: number | null;
+      isTransient: boolean;
+      /** The service certainly did not process the request. */
+      isUnprocessed: boolean;
+      retryAfterMs: number | null;
+    };
+
+/** What an attempt needs from the HTTP layer. */
+export interface AttemptDeps {
+  clock: Clock;
+  log: Logger;
+  dispatcher: Dispatcher;
+  timeouts: HttpTimeouts;
+  userAgent: string;
+}
+
+/** Makes one attempt of `req` and classifies the outcome; throws only the caller's abort reason. */
+export async function attemptOnce(
+  req: HttpRequest,
+  ctx: CallContext,
+  deps: AttemptDeps,
+): Promise<Attempt> {
+  const { timeouts, userAgent, dispatcher, clock, log } = deps;
+  // Real time, not the injected clock: this bounds real I/O, and fake clocks never fire.
+  const timeoutSignal = AbortSignal.timeout(timeouts.attemptMs);
+  const signal = req.signal ? AbortSignal.any([req.signal, timeoutSignal]) : timeoutSignal;
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    'user-agent': userAgent,
+    ...req.headers,
+  };
+  let body: string | undefined;
+  if (req.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(req.json);
+  } else if (req.form !== undefined) {
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+    body = new URLSearchParams(req.form).toString();
+  }
+  const thrown = (error: unknown): Attempt => {
+    if (req.signal?.aborted) throw req.signal.reason; // the caller's abort is not a failure
+    const failure = classifyThrown(error, timeoutSignal.aborted);
+    const extra = { ...(failure.errno !== undefined && { errno: failure.errno }) };
+    return {
+      kind: 'fail',
+      error:
+        failure.kind === 'timeout'
+          ? timeoutError(ctx, error, extra)
+          : networkError(ctx, error, extra, failure.isTransient),
+      status: null,
+      isTransient: failure.isTransient,
+      isUnprocessed: failure.isUnsent,
+      retryAfterMs: null,
+    };
+  };
+
+  let response: Response;
+  try {
+    // `redirect: manual`: the service does not redirect API calls, and following one could
+    // turn a POST into a GET or carry the bearer header elsewhere.
+    const init: RequestInit = { method: req.method, headers, body, signal, redirect: 'manual' };
+    // undici 7's Dispatcher type differs from the undici-types of @types/node; Node's fetch
+    // accepts it at run time (checked on Node 20).
+    (init as { dispatcher?: unknown }).dispatcher = dispatcher;
+    response = await globalThis.fetch(req.url, init);
+  } catch (error) {
+    return thrown(error);
+  }
+  const { status } = response;
+  const isSuccess = status >= 200 && status < 300;
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    // A 2xx status means the service did the work; only the echo was lost.
+    if (isSuccess && req.responseBody === 'optional') {
+      return { kind: 'ok', response: { status, headers: response.headers, body: undefined } };
+    }
+    if (isSuccess) return thrown(error);
+    if (req.signal?.aborted) throw req.signal.reason;
+    text = ''; // the status alone decides an error response
+  }
+  const parsed = parseJson(text);
+
+  if (isSuccess) {
+    if (parsed.ok) {
+      return { kind: 'ok', response: { status, headers: response.headers, body: parsed.value } };
+    }
+    if (req.responseBody === 'optional') {
+      if (text.trim() !== '') log.warn({ endpoint: ctx.endpoint, status }, 'unreadable body');
+      return { kind: 'ok', response: { status, headers: response.headers, body: undefined } };
+    }
+    const reason = text.trim() === '' ? 'empty body' : 'body is not valid JSON';
+    return {
+      kind: 'fail',
+      error: malformedResponse(ctx, status, reason),
+      status,
+      isTransient: true,
+      isUnprocessed: false,
+      retryAfterMs: null,
+    };
+  }
+
+  const errorBody = parsed.ok ? parsed.value : undefined;
+  const isTransient = status === 429 || (status >= 500 && status <= 504 && status !== 501);
+  const retryAfterMs =
+    status === 429 || status === 503
+      ? parseRetryAfter(response.headers.get('retry-after'), clock.now())
+      : null;
+  const mapped = isTransient ? undefined : req.mapError?.(status, errorBody);
+  const scope = req.notFoundScope ?? 'item';
+  return {
+    kind: 'fail',
+    error: mapped ?? errorFromStatus({ status, body: errorBody, ctx, scope }),
+    status,
+    isTransient,
+    isUnprocessed: status === 429 || (status === 503 && retryAfterMs !== null),
+    retryAfterMs,
+  };
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  if (text.trim() === '') return { ok: false };
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}

@@ -1,0 +1,275 @@
+import { isTransportError } from '../errors.js';
+import type { Dispatcher } from 'undici';
+import { systemClock, type Clock } from '../clock.js';
+import { silentLogger, type Logger } from '../log.js';
+import { createActions, type ServiceActions } from './actions.js';
+import { invalidArgument, malformedResponse } from './errors.js';
+import {
+  createHttp,
+  type CallEvent,
+  type HttpRequest,
+  type HttpTimeouts,
+  type RetryEvent,
+} from './http.js';
+import { parseRecord, parseRecords, type ParsedRecord, type RejectedRecord } from './records.js';
+import type { RetryPolicy } from './retry.js';
+import {
+  accountDetailSchema,
+  DETAIL_LIST_STATES,
+  fullListPageSchema,
+  LIST_STATES,
+  requestDetailSchema,
+  requestListItemSchema,
+  type AccountDetail,
+  type DetailListState,
+  type ListState,
+  type RequestDetail,
+  type RequestListItem,
+} from './schemas.js';
+import { createAuthorizedSend, createTokenManager } from './token.js';
+import { joinUrl, paths, withQuery } from './urls.js';
+
+/** Options of `createServiceClient`. */
+export interface ServiceClientOptions {
+  authUrl: string;
+  hubUrl: string;
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+  clock?: Clock;
+  log?: Logger;
+  /** Connection pool; by default the client creates an undici Agent and closes it in close(). */
+  dispatcher?: Dispatcher;
+  /** Random source of the backoff jitter, in [0, 1). */
+  random?: () => number;
+  /** Requests started per second; 0 means unlimited (default 10). */
+  rateLimitPerSec?: number;
+  /** Requests in flight at once (default 4). */
+  concurrency?: number;
+  retry?: Partial<RetryPolicy>;
+  timeouts?: Partial<HttpTimeouts>;
+  userAgent?: string;
+  onCall?: (event: CallEvent) => void;
+  onRetry?: (event: RetryEvent) => void;
+  onRateLimitedMs?: (ms: number) => void;
+}
+
+/** A time-window query; times as Date or epoch milliseconds. */
+export interface WindowQuery<S extends string> {
+  from: Date | number;
+  to: Date | number;
+  state: S;
+  signal?: AbortSignal;
+}
+
+/** One page of the full list: valid records, their raw JSON (same index), rejected records. */
+export interface DetailPage {
+  page: number;
+  /** Total pages as of this response; it can change while iterating. */
+  pages: number;
+  items: RequestDetail[];
+  raws: unknown[];
+  rejected: RejectedRecord[];
+}
+
+/** The service client the sync engine uses. */
+export interface ServiceClient extends ServiceActions {
+  /** Partial list: ids, states and last-updated times in the window. */
+  listRequests(
+    query: WindowQuery<ListState>,
+  ): Promise<{ items: RequestListItem[]; rejected: RejectedRecord[] }>;
+  /** Full list, page 1 to the latest `pages`, one page per iteration. */
+  listRequestDetails(query: WindowQuery<DetailListState>): AsyncIterable<DetailPage>;
+  /** One page of the full list. */
+  getRequestDetailsPage(
+    query: WindowQuery<DetailListState> & { page: number },
+  ): Promise<DetailPage>;
+  /** One request's detail; throws `api.not_available` on 403 (missing or not ours). */
+  getRequest(
+    id: string,
+    options?: { excludeFacilities?: boolean; signal?: AbortSignal },
+  ): Promise<ParsedRecord<RequestDetail>>;
+  /** An account's name, service levels and facilities. */
+  getAccount(accountId: string, options?: { signal?: AbortSignal }): Promise<AccountDetail>;
+  /** Closes the connection pool if the client created it. */
+  close(): Promise<void>;
+}
+
+// A full list whose `pages` keeps growing this far is broken, not busy.
+const MAX_PAGES = 10_000;
+
+function epochSeconds(value: Date | number, round: (x: number) => number): number {
+  const ms = value instanceof Date ? value.getTime() : value;
+  if (!Number.isFinite(ms)) throw invalidArgument('window bound is not a valid time');
+  return round(ms / 1000);
+}
+
+function windowParams<S extends string>(query: WindowQuery<S>, states: readonly string[]) {
+  if (!states.includes(query.state)) {
+    throw invalidArgument(`unknown state filter; expected one of ${states.join(', ')}`);
+  }
+  // Whole seconds that still cover the window: floor the start, ceil the end.
+  const gte = epochSeconds(query.from, Math.floor);
+  const lte = epochSeconds(query.to, Math.ceil);
+  if (gte > lte) throw invalidArgument('window start is after its end');
+  return { date__gte: gte, date__lte: lte, request__state: query.state };
+}
+
+function checkOptions(options: ServiceClientOptions): void {
+  for (const name of ['authUrl', 'hubUrl', 'baseUrl'] as const) {
+    let protocol = '';
+    try {
+      protocol = new URL(options[name]).protocol;
+    } catch {
+      // reported below
+    }
+    if (protocol !== 'https:' && protocol !== 'http:') {
+      throw invalidArgument(`${name} is not an http(s) URL`, { option: name });
+    }
+  }
+  for (const name of ['clientId', 'clientSecret'] as const) {
+    if (options[name] === '') throw invalidArgument(`${name} is empty`, { option: name });
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Creates the client: token, retries, limits and every endpoint of the service. */
+export function createServiceClient(options: ServiceClientOptions): ServiceClient {
+  checkOptions(options);
+  const clock = options.clock ?? systemClock;
+  // Each layer takes its own `{area: 'api'}` child of the root; children of children would
+  // repeat the binding in every line.
+  const rootLog = options.log ?? silentLogger();
+  const log = rootLog.child({ area: 'api' });
+  const http = createHttp({ ...options, clock, log: rootLog });
+  const tokens = createTokenManager({ ...options, http, clock, log: rootLog });
+  const send = createAuthorizedSend(http, tokens);
+  const base = (path: string) => joinUrl(options.baseUrl, path);
+  const read = (req: Omit<HttpRequest, 'method' | 'retry' | 'responseBody'>) =>
+    send({ ...req, method: 'GET', retry: 'always', responseBody: 'required' });
+
+  async function getRequestDetailsPage(
+    query: WindowQuery<DetailListState> & { page: number },
+  ): Promise<DetailPage> {
+    if (!Number.isInteger(query.page) || query.page < 1) throw invalidArgument('page must be >= 1');
+    const params = { ...windowParams(query, DETAIL_LIST_STATES), page: query.page };
+    const endpoint = 'requests.details';
+    const res = await read({
+      endpoint,
+      url: withQuery(base(paths.requestDetails()), params),
+      notFoundScope: 'collection',
+      ...(query.signal && { signal: query.signal }),
+    });
+    const top = fullListPageSchema.safeParse(res.body);
+    if (!top.success) {
+      throw malformedResponse(
+        { endpoint, method: 'GET' },
+        res.status,
+        'expected {page, pages, results}',
+      );
+    }
+    if (top.data.page !== query.page) {
+      log.warn({ endpoint, requested: query.page, answered: top.data.page }, 'page mismatch');
+    }
+    const parsed = parseRecords(requestDetailSchema, top.data.results, ['request_id', 'id']);
+    return { page: query.page, pages: top.data.pages, ...parsed };
+  }
+
+  return {
+    ...createActions({ send, hubUrl: options.hubUrl, baseUrl: options.baseUrl }),
+
+    async listRequests(query) {
+      const endpoint = 'requests.list';
+      const res = await read({
+        endpoint,
+        url: withQuery(base(paths.requests()), windowParams(query, LIST_STATES)),
+        notFoundScope: 'collection',
+        ...(query.signal && { signal: query.signal }),
+      });
+      if (!Array.isArray(res.body)) {
+        throw malformedResponse({ endpoint, method: 'GET' }, res.status, 'expected an array');
+      }
+      const { items, rejected } = parseRecords(requestListItemSchema, res.body, ['id']);
+      return { items, rejected };
+    },
+
+    async *listRequestDetails(query) {
+      // `pages` is re-read from every response: requests edited meanwhile can add or remove pages.
+      let pages = 1;
+      for (let page = 1; page <= pages; page += 1) {
+        if (page > MAX_PAGES) {
+          const ctx = { endpoint: 'requests.details', method: 'GET' };
+          throw malformedResponse(ctx, 200, `more than ${MAX_PAGES} pages`, { pages });
+        }
+        let result: DetailPage;
+        try {
+          result = await getRequestDetailsPage({ ...query, page });
+        } catch (error) {
+          // Page 1 answered, so the endpoint exists: a 404 further on means the list shrank
+          // while we read it ("Invalid page."), which ends the pages rather than the endpoint.
+          if (
+            page > 1 &&
+            isTransportError(error, 'api.endpoint_gone') &&
+            error.details.status === 404
+          ) {
+            log.debug({ endpoint: 'requests.details', page, pages }, 'page past the end');
+            return;
+          }
+          throw error;
+        }
+        pages = result.pages;
+        yield result;
+      }
+    },
+
+    getRequestDetailsPage,
+
+    async getRequest(id, opts = {}) {
+      const endpoint = 'requests.detail';
+      const url = withQuery(base(paths.requestDetail(id)), {
+        exclude_facilities: opts.excludeFacilities ? 'true' : undefined,
+      });
+      const res = await read({
+        endpoint,
+        url,
+        requestId: id,
+        ...(opts.signal && { signal: opts.signal }),
+      });
+      if (!isObject(res.body)) {
+        const ctx = { endpoint, method: 'GET', requestId: id };
+        throw malformedResponse(ctx, res.status, 'expected an object');
+      }
+      const parsed = parseRecord(requestDetailSchema, res.body, ['request_id']);
+      if (parsed.kind === 'rejected' && parsed.rejected.requestId === null) {
+        // The detail was asked for by id, so a record without one still belongs to it.
+        const reason = parsed.rejected.reason.replace(/^request \(no id\)/, `request ${id}`);
+        return { kind: 'rejected', rejected: { ...parsed.rejected, requestId: id, reason } };
+      }
+      return parsed;
+    },
+
+    async getAccount(accountId, opts = {}) {
+      const endpoint = 'accounts.detail';
+      const res = await read({
+        endpoint,
+        url: base(paths.account(accountId)),
+        ...(opts.signal && { signal: opts.signal }),
+      });
+      const parsed = accountDetailSchema.safeParse(res.body);
+      if (!parsed.success) {
+        const members = parsed.error.issues.map((issue) => issue.path.join('.') || '(body)');
+        throw malformedResponse(
+          { endpoint, method: 'GET' },
+          res.status,
+          `bad members: ${members.join(', ')}`,
+        );
+      }
+      return parsed.data;
+    },
+
+    close: () => http.close(),
+  };
+}
