@@ -19,7 +19,12 @@ export function normalizeTimestamp(value: string): string | null {
   const [, y, mo, d, h, mi, s = '00', frac = '', zone = 'Z'] = match;
   const ms = Number((frac + '000').slice(0, 3));
   const base = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), ms);
-  if (!isRealDate(Number(y), Number(mo), Number(d)) || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) {
+  if (
+    !isRealDate(Number(y), Number(mo), Number(d)) ||
+    Number(h) > 23 ||
+    Number(mi) > 59 ||
+    Number(s) > 59
+  ) {
     return null;
   }
   return new Date(base - zoneOffsetMs(zone)).toISOString();

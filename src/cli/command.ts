@@ -58,3 +58,6 @@ export function parseIntegerFlag(
   }
   return number;
 }
+
+/** The `--db PATH` flag every database command takes; it overrides TRANSPORT_DB. */
+export const DB_FLAG = { db: { type: 'string' } } as const;

@@ -13,3 +13,17 @@ export function configMarkdownTable(): string {
   });
   return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');
 }
+
+/** The settings as plain text for `transport-sync help config`. */
+export function configHelpText(): string {
+  const lines = Object.values(SETTINGS).map((setting) => {
+    const fallback =
+      setting.defaultText === undefined
+        ? setting.isServiceSetting
+          ? '(required)'
+          : '(optional)'
+        : `(default: ${setting.defaultText})`;
+    return `  ${setting.env} ${fallback}\n      ${setting.description}`;
+  });
+  return `Settings (environment variables; flags such as --db override them):\n\n${lines.join('\n')}`;
+}

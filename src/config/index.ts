@@ -1,3 +1,3 @@
 export { loadConfig, redactConfig, type Config, type ConfigOverrides } from './load.js';
 export { SETTINGS, REQUEST_STATES, type RequestState } from './settings.js';
-export { configMarkdownTable } from './docs.js';
+export { configHelpText, configMarkdownTable } from './docs.js';

@@ -49,7 +49,7 @@ export function loadConfig({ env, needsService, overrides = {} }: LoadOptions): 
     const text = (overrides[key as keyof Config] ?? env[definition.env])?.trim();
     const source = text === undefined || text === '' ? definition.defaultText : text;
     if (source === undefined) {
-      problems.push(`${definition.env} is required (${definition.description})`);
+      problems.push(`${definition.env} is required`);
       continue;
     }
     const parsed = definition.schema.safeParse(source);

@@ -54,12 +54,15 @@ export interface DetailLike {
   collection_id?: Nullable<string>;
 }
 
-/** The partial list's view of a request. */
+/**
+ * What a list says of a request beside its record: the partial list gives all four, the full
+ * list only the state it was asked for.
+ */
 export interface ListFields {
-  state: string;
-  created_timestamp_utc: string;
-  event_dt_utc: string;
-  last_updated_timestamp_utc: string;
+  state?: string;
+  created_timestamp_utc?: string;
+  event_dt_utc?: string;
+  last_updated_timestamp_utc?: string;
 }
 
 /** A requests row's content columns (bookkeeping columns are the store's). */
@@ -164,15 +167,15 @@ export interface NormalizedRequest {
 const LIST_STATES = new Set(['awaiting', 'accepted', 'completed', 'canceled']);
 
 /**
- * Normalizes a detail record (from the detail endpoint or the full list) with, when known, the
- * partial list's fields. Without them, last_updated and created are null (the store keeps what it
- * had) and the event time is derived as the service derives it: agreed, else requested pickup.
+ * Normalizes a detail record (from the detail endpoint or the full list) with what a list said
+ * of it. Unknown list fields are null (the store keeps what it had), and the event time is then
+ * derived as the service derives it: agreed, else requested pickup, else created.
  */
 export function normalizeDetail(detail: DetailLike, list?: ListFields): NormalizedRequest {
   const id = detail.request_id;
   const agreed = timestamp(detail.transport_agreed_for_time);
   const pickup = timestamp(detail.transport_pickup_time);
-  const created = list ? timestamp(list.created_timestamp_utc) : null;
+  const created = timestamp(list?.created_timestamp_utc);
   const currentState = detail.request_current_state ?? null;
   const content: RequestContent = {
     request_id: id,
@@ -195,8 +198,8 @@ export function normalizeDetail(detail: DetailLike, list?: ListFields): Normaliz
     is_round_trip_return_trip: bool(detail.is_round_trip_return_trip),
     collection_id: detail.collection_id ?? null,
     created_timestamp_utc: created,
-    event_dt_utc: list ? timestamp(list.event_dt_utc) : (agreed ?? pickup ?? null),
-    last_updated_timestamp_utc: list ? timestamp(list.last_updated_timestamp_utc) : null,
+    event_dt_utc: timestamp(list?.event_dt_utc) ?? agreed ?? pickup ?? created,
+    last_updated_timestamp_utc: timestamp(list?.last_updated_timestamp_utc),
   };
   return {
     content,

@@ -147,7 +147,11 @@ describe('writing requests', () => {
     ).toBe('changed');
     const change = db.sqlite
       .prepare("SELECT * FROM request_changes WHERE kind = 'updated'")
-      .get() as Record<string, string>;
+      .get() as {
+      changed_columns: string;
+      old_values_json: string;
+      new_values_json: string;
+    };
     expect(change.changed_columns.split(',')).toEqual([
       'list_state',
       'request_current_state',

@@ -1,0 +1,83 @@
+import { createServiceClient, type ServiceClient } from '../api/index.js';
+import { systemClock, type Clock } from '../clock.js';
+import type { Config } from '../config/index.js';
+import { openDatabase, type MirrorDb } from '../db/open.js';
+import { createStore, type Store } from '../db/store.js';
+import type { Logger } from '../log.js';
+import { createCallTally, type CallTally } from '../sync/call-tally.js';
+import type { PollDeps } from '../sync/poll.js';
+
+/** Requests per list call before a state's window is split (see planChunks). */
+export const LIST_CHUNK_REQUESTS = 20_000;
+
+/** Everything a command that syncs needs, built once from the configuration. */
+export interface SyncContext {
+  config: Config;
+  db: MirrorDb;
+  store: Store;
+  client: ServiceClient;
+  calls: CallTally;
+  clock: Clock;
+  log: Logger;
+  pollDeps: PollDeps;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database (migrating it), builds the service client and wires the call tally into it.
+ * The order matters: a database that cannot be opened or is too new stops us before any call.
+ */
+export function createSyncContext({
+  config,
+  log,
+  clock = systemClock,
+}: {
+  config: Config;
+  log: Logger;
+  clock?: Clock;
+}): SyncContext {
+  const db = openDatabase({ path: config.dbPath });
+  const store = createStore({ db, clock });
+  const calls = createCallTally();
+  const client = createServiceClient({
+    authUrl: config.authUrl,
+    hubUrl: config.hubUrl,
+    baseUrl: config.baseUrl,
+    clientId: config.clientId,
+    clientSecret: config.clientSecret,
+    clock,
+    log,
+    concurrency: config.concurrency,
+    rateLimitPerSec: config.rateLimitPerSec,
+    timeouts: { attemptMs: config.httpTimeoutMs },
+    onCall: (event) => calls.record(event),
+  });
+  const pollDeps: PollDeps = {
+    client,
+    store,
+    clock,
+    log: log.child({ area: 'sync' }),
+    calls,
+    settings: {
+      windowPastHours: config.windowPastHours,
+      windowFutureHours: config.windowFutureHours,
+      states: config.states,
+      concurrency: config.concurrency,
+      listChunkRequests: LIST_CHUNK_REQUESTS,
+    },
+  };
+  return {
+    config,
+    db,
+    store,
+    client,
+    calls,
+    clock,
+    log,
+    pollDeps,
+    async close() {
+      await client.close();
+      db.close();
+    },
+  };
+}

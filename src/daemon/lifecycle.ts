@@ -1,0 +1,110 @@
+import { redactConfig, type Config } from '../config/index.js';
+import { describeError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { runPollCycle, type CycleResult } from '../sync/poll.js';
+import { createSyncContext, type SyncContext } from './context.js';
+import { createScheduler, parseCronPattern } from './scheduler.js';
+
+/** How long a graceful stop may take before the process is ended regardless. */
+export const SHUTDOWN_DEADLINE_MS = 10_000;
+
+/** A running daemon. */
+export interface Daemon {
+  context: SyncContext;
+  /** Graceful stop: no new cycle, the running one aborted at its next await, resources released. */
+  stop(): Promise<void>;
+  /** Resolves when the daemon has stopped. */
+  stopped: Promise<void>;
+}
+
+/**
+ * Starts the daemon: database open and migrated, the scheduler polling on its cron pattern. Releasers
+ * run in reverse order of acquisition at stop.
+ */
+export function startDaemon({
+  config,
+  log,
+  version,
+  onCycle,
+}: {
+  config: Config;
+  log: Logger;
+  version: string;
+  /** Called after each poll cycle (the demo prints it). */
+  onCycle?: (result: CycleResult) => void;
+}): Daemon {
+  const pattern = parseCronPattern(config.pollCron);
+  log.info({ version, config: redactConfig(config) }, 'transport-sync starting');
+  const context = createSyncContext({ config, log });
+  const releasers: (() => Promise<void> | void)[] = [() => context.close()];
+
+  const scheduler = createScheduler({
+    pattern,
+    deadlineMs: config.cycleDeadlineMs,
+    log: log.child({ area: 'scheduler' }),
+    task: async (signal) => {
+      const result = await runPollCycle(context.pollDeps, signal);
+      onCycle?.(result);
+    },
+  });
+  if (config.isPollingOn) {
+    scheduler.start();
+    releasers.push(() => scheduler.stop());
+    log.info({ pattern, nextRunAt: scheduler.nextRunAt()?.toISOString() }, 'polling scheduled');
+  } else {
+    log.warn('polling is off (TRANSPORT_POLL=off)');
+  }
+
+  let resolveStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      for (const release of releasers.reverse()) {
+        try {
+          await release();
+        } catch (error) {
+          log.error({ err: describeError(error) }, 'error while stopping');
+        }
+      }
+      log.info('transport-sync stopped');
+      resolveStopped();
+    })();
+    return stopping;
+  };
+  return { context, stop, stopped };
+}
+
+/**
+ * Two-stage shutdown: the first SIGTERM or SIGINT stops gracefully (the running cycle is aborted;
+ * SQLite transactions are synchronous, so each either committed or never began); a second signal,
+ * or the deadline, ends the process at once.
+ */
+export function handleSignals(
+  daemon: Daemon,
+  log: Logger,
+  exit: (code: number) => void = process.exit,
+): () => void {
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals += 1;
+    if (signals > 1) {
+      log.warn({ signal }, 'second signal: exiting now');
+      exit(1);
+      return;
+    }
+    log.info({ signal }, 'stopping');
+    const timer = setTimeout(() => {
+      log.error({ deadlineMs: SHUTDOWN_DEADLINE_MS }, 'graceful stop took too long: exiting now');
+      exit(1);
+    }, SHUTDOWN_DEADLINE_MS);
+    timer.unref();
+    void daemon.stop().finally(() => clearTimeout(timer));
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return () => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  };
+}

@@ -1,0 +1,270 @@
+import type { Clock } from '../clock.js';
+import type { RequestState } from '../config/index.js';
+import type { StoredSummary } from '../db/request-store.js';
+import { emptyCounts, type RunCounts, type RunStatus } from '../db/run-store.js';
+import type { Store } from '../db/store.js';
+import { describeError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { isoFromMs, normalizeTimestamp } from '../time.js';
+import type { CallTally } from './call-tally.js';
+import type { ListFields } from './normalize.js';
+import type { ListItem, ListState, SyncClient } from './ports.js';
+import { forEachConcurrently } from './pool.js';
+import { quarantineRecord, refreshRequest, storeRecord, type RefreshOutcome } from './refresh.js';
+import { planChunks, pollWindow, type TimeWindow } from './window.js';
+
+/** What a poll cycle needs. */
+export interface PollDeps {
+  client: SyncClient;
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  calls: CallTally;
+  settings: {
+    windowPastHours: number;
+    windowFutureHours: number;
+    states: readonly RequestState[];
+    concurrency: number;
+    /** Split a state's window when more than this many requests are stored in it. */
+    listChunkRequests: number;
+  };
+}
+
+/** How a cycle ended. */
+export interface CycleResult {
+  runId: number;
+  status: RunStatus;
+  counts: RunCounts;
+  /** True when every list call succeeded: only then are vanished requests looked for. */
+  isListComplete: boolean;
+  error?: string;
+}
+
+/** Key in sync_state of the end time of the last cycle that completed every list call. */
+export const LAST_SUCCESS_KEY = 'last_success_at';
+
+/**
+ * One poll cycle: list every polled state in the window, fetch details only for requests that are
+ * new or whose listed state or last_updated differs from what is stored, look for stored
+ * requests that no list returns any more, and record the run.
+ */
+export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promise<CycleResult> {
+  const { store, clock, log, settings } = deps;
+  const window = pollWindow(clock.now(), settings.windowPastHours, settings.windowFutureHours);
+  const range = { from: isoFromMs(window.fromMs), to: isoFromMs(window.toMs) };
+  const runId = store.transaction(() =>
+    store.runs.start({
+      kind: 'poll',
+      startedAt: store.now(),
+      windowFrom: range.from,
+      windowTo: range.to,
+    }),
+  );
+  const callsAtStart = deps.calls.snapshot();
+  const counts = emptyCounts();
+  const errors: string[] = [];
+  let isListComplete = true;
+
+  const stored = new Map(
+    store.requests.summariesInWindow(range.from, range.to).map((row) => [row.request_id, row]),
+  );
+  const listed = new Map<string, ListItem>();
+  for (const state of settings.states) {
+    if (state === 'awaiting') continue;
+    try {
+      await listState(deps, state, window, stored, listed, counts, signal);
+    } catch (error) {
+      isListComplete = false;
+      errors.push(`list ${state}: ${describeError(error).message}`);
+      log.warn({ state, err: describeError(error) }, 'list call failed');
+    }
+  }
+  const awaitingSeen = new Set<string>();
+  if (settings.states.includes('awaiting')) {
+    try {
+      await syncAwaiting(deps, window, awaitingSeen, counts, signal);
+    } catch (error) {
+      isListComplete = false;
+      errors.push(`list awaiting: ${describeError(error).message}`);
+      log.warn({ state: 'awaiting', err: describeError(error) }, 'list call failed');
+    }
+  }
+
+  // Fetch what changed; then, only after a complete pass, what vanished.
+  const toFetch = [...listed.values()].filter((item) =>
+    needsDetail(item, stored.get(item.id) ?? store.requests.summary(item.id)),
+  );
+  counts.requestsSeen = listed.size + awaitingSeen.size;
+  counts.requestsUnchanged += listed.size - toFetch.length;
+  const fetches: { id: string; list?: ListFields }[] = toFetch.map((item) => ({
+    id: item.id,
+    list: listFieldsOf(item),
+  }));
+  if (isListComplete && !signal?.aborted) {
+    for (const row of stored.values()) {
+      if (isVanished(row, settings.states, listed, awaitingSeen))
+        fetches.push({ id: row.request_id });
+    }
+  }
+  await forEachConcurrently(
+    fetches,
+    settings.concurrency,
+    async ({ id, list }) => {
+      try {
+        count(counts, await refreshRequest(deps, id, { list, source: 'poll', signal }));
+      } catch (error) {
+        counts.requestsFailed += 1;
+        errors.push(`detail ${id}: ${describeError(error).code}`);
+        log.warn(
+          { requestId: id, err: describeError(error) },
+          'detail fetch failed; retried next cycle',
+        );
+      }
+    },
+    signal,
+  );
+
+  return finishCycle(deps, { runId, counts, callsAtStart, errors, isListComplete, signal });
+}
+
+async function listState(
+  deps: PollDeps,
+  state: ListState,
+  window: TimeWindow,
+  stored: Map<string, StoredSummary>,
+  listed: Map<string, ListItem>,
+  counts: RunCounts,
+  signal?: AbortSignal,
+): Promise<void> {
+  const storedTimes = [...stored.values()]
+    .filter((row) => row.list_state === state && row.event_dt_utc)
+    .map((row) => Date.parse(row.event_dt_utc!));
+  for (const chunk of planChunks(window, storedTimes, deps.settings.listChunkRequests)) {
+    const { items, rejected } = await deps.client.listRequests({
+      from: chunk.fromMs,
+      to: chunk.toMs,
+      state,
+      signal,
+    });
+    for (const item of items) listed.set(item.id, item); // chunks share a boundary second: dedupe
+    for (const record of rejected) {
+      quarantineRecord(deps.store, record, 'poll');
+      counts.requestsQuarantined += 1;
+    }
+  }
+}
+
+/**
+ * awaiting is not offered by the partial list, so its requests come whole from the full list's
+ * pages and are written when their content differs from what is stored.
+ */
+async function syncAwaiting(
+  deps: PollDeps,
+  window: TimeWindow,
+  seen: Set<string>,
+  counts: RunCounts,
+  signal?: AbortSignal,
+): Promise<void> {
+  const pages = deps.client.listRequestDetails({
+    from: window.fromMs,
+    to: window.toMs,
+    state: 'awaiting',
+    signal,
+  });
+  for await (const page of pages) {
+    const observedAt = deps.store.now();
+    page.items.forEach((record, index) => {
+      if (seen.has(record.request_id)) return; // pages shift while read: a repeat is not news
+      seen.add(record.request_id);
+      count(
+        counts,
+        storeRecord(deps.store, {
+          record,
+          raw: page.raws[index],
+          list: { state: 'awaiting' },
+          source: 'poll',
+          observedAt,
+        }),
+      );
+    });
+    for (const record of page.rejected) {
+      quarantineRecord(deps.store, record, 'poll');
+      counts.requestsQuarantined += 1;
+    }
+  }
+}
+
+/** A listed request needs its detail when it is new, or its state or last_updated differ. */
+function needsDetail(item: ListItem, stored: StoredSummary | undefined): boolean {
+  if (!stored || stored.unavailable_at) return true;
+  if (stored.list_state !== item.state) return true;
+  // Equality after normalizing, not order: any difference means the record changed.
+  return normalizeTimestamp(item.last_updated_timestamp_utc) !== stored.last_updated_timestamp_utc;
+}
+
+/**
+ * A stored, available request of a polled state, inside the window, that no list returned. Its
+ * detail tells whether it moved (state or time), or is gone (403).
+ */
+function isVanished(
+  row: StoredSummary,
+  states: readonly RequestState[],
+  listed: Map<string, ListItem>,
+  awaitingSeen: Set<string>,
+): boolean {
+  if (row.unavailable_at || !row.list_state) return false;
+  if (!states.includes(row.list_state as RequestState)) return false;
+  return !listed.has(row.request_id) && !awaitingSeen.has(row.request_id);
+}
+
+function listFieldsOf(item: ListItem): ListFields {
+  const { state, created_timestamp_utc, event_dt_utc, last_updated_timestamp_utc } = item;
+  return { state, created_timestamp_utc, event_dt_utc, last_updated_timestamp_utc };
+}
+
+function count(counts: RunCounts, outcome: RefreshOutcome): void {
+  if (outcome === 'new') counts.requestsNew += 1;
+  else if (outcome === 'changed') counts.requestsChanged += 1;
+  else if (outcome === 'unavailable') counts.requestsUnavailable += 1;
+  else if (outcome === 'quarantined') counts.requestsQuarantined += 1;
+  else counts.requestsUnchanged += 1;
+}
+
+function finishCycle(
+  deps: PollDeps,
+  run: {
+    runId: number;
+    counts: RunCounts;
+    callsAtStart: ReturnType<CallTally['snapshot']>;
+    errors: string[];
+    isListComplete: boolean;
+    signal?: AbortSignal;
+  },
+): CycleResult {
+  const { store, log } = deps;
+  const counts = { ...run.counts, ...deps.calls.since(run.callsAtStart) };
+  const status: RunStatus = run.signal?.aborted
+    ? 'aborted'
+    : !run.isListComplete
+      ? 'failed'
+      : run.errors.length > 0
+        ? 'partial'
+        : 'ok';
+  const error = run.errors.length > 0 ? summarizeErrors(run.errors) : undefined;
+  const finishedAt = store.now();
+  store.transaction(() => {
+    store.runs.finish(run.runId, { finishedAt, status, counts, error });
+    if (run.isListComplete && status !== 'aborted')
+      store.runs.setState(LAST_SUCCESS_KEY, finishedAt, finishedAt);
+  });
+  const line = { runId: run.runId, status, ...counts };
+  if (status === 'ok') log.info(line, 'poll cycle finished');
+  else log.warn({ ...line, error }, 'poll cycle finished with errors');
+  return { runId: run.runId, status, counts, isListComplete: run.isListComplete, error };
+}
+
+/** The first few errors and how many more: enough to act on, bounded in size. */
+function summarizeErrors(errors: string[]): string {
+  const shown = errors.slice(0, 5).join('; ');
+  return errors.length > 5 ? `${shown}; and ${errors.length - 5} more` : shown;
+}

@@ -1,0 +1,55 @@
+import type { DetailLike } from './normalize.js';
+
+/*
+ * The narrow view of the service client that the sync engine needs. The real client satisfies
+ * it; keeping it narrow keeps the engine testable and the dependency one-way.
+ */
+
+/** A partial-list item. */
+export interface ListItem {
+  id: string;
+  state: string;
+  created_timestamp_utc: string;
+  event_dt_utc: string;
+  last_updated_timestamp_utc: string;
+}
+
+/** A record the client refused to pass on: it failed validation. */
+export interface Rejected {
+  requestId: string | null;
+  reason: string;
+  raw: unknown;
+}
+
+/** States the partial list serves; awaiting comes only from the full list. */
+export type ListState = 'accepted' | 'completed' | 'canceled';
+
+/** One page of the full list. */
+export interface DetailsPage {
+  page: number;
+  pages: number;
+  items: DetailLike[];
+  raws: unknown[];
+  rejected: Rejected[];
+}
+
+/** The result of a detail call: the record, or why it was refused. */
+export type DetailResult =
+  { kind: 'ok'; record: DetailLike; raw: unknown } | { kind: 'rejected'; rejected: Rejected };
+
+/** What the sync engine calls on the service. */
+export interface SyncClient {
+  listRequests(query: {
+    from: number;
+    to: number;
+    state: ListState;
+    signal?: AbortSignal;
+  }): Promise<{ items: ListItem[]; rejected: Rejected[] }>;
+  listRequestDetails(query: {
+    from: number;
+    to: number;
+    state: 'awaiting' | ListState;
+    signal?: AbortSignal;
+  }): AsyncIterable<DetailsPage>;
+  getRequest(id: string, options?: { signal?: AbortSignal }): Promise<DetailResult>;
+}

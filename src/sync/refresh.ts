@@ -1,0 +1,69 @@
+import { isTransportError } from '../errors.js';
+import type { WriteOutcome, WriteSource } from '../db/request-store.js';
+import type { Store } from '../db/store.js';
+import { normalizeDetail, type DetailLike, type ListFields } from './normalize.js';
+import type { Rejected, SyncClient } from './ports.js';
+
+/** What refreshing one request from its detail did ('unavailable': newly marked so). */
+export type RefreshOutcome = WriteOutcome | 'unavailable' | 'quarantined';
+
+/**
+ * Stores one record: its rows in one transaction, and a quarantined copy of it forgotten. The
+ * list's last_updated is stored with the detail it came with, so a failed fetch leaves the old
+ * value and the next cycle fetches again.
+ */
+export function storeRecord(
+  store: Store,
+  write: {
+    record: DetailLike;
+    raw: unknown;
+    list?: ListFields;
+    source: WriteSource;
+    observedAt: string;
+  },
+): WriteOutcome {
+  const normalized = normalizeDetail(write.record, write.list);
+  return store.transaction(() => {
+    const outcome = store.requests.write({
+      normalized,
+      rawJson: JSON.stringify(write.raw),
+      source: write.source,
+      observedAt: write.observedAt,
+    });
+    store.quarantine.clear(write.record.request_id);
+    return outcome;
+  });
+}
+
+/** Keeps a malformed record apart, to be retried when the service sends it again. */
+export function quarantineRecord(store: Store, rejected: Rejected, source: WriteSource): void {
+  store.transaction(() => store.quarantine.add(rejected, source, store.now()));
+}
+
+/**
+ * Fetches a request's detail and stores it. A 403 means the service no longer shows it to us:
+ * the row is marked unavailable, never deleted. Other errors propagate to the caller's loop.
+ */
+export async function refreshRequest(
+  { client, store }: { client: SyncClient; store: Store },
+  requestId: string,
+  { list, source, signal }: { list?: ListFields; source: WriteSource; signal?: AbortSignal },
+): Promise<RefreshOutcome> {
+  const observedAt = store.now();
+  try {
+    const result = await client.getRequest(requestId, { signal });
+    if (result.kind === 'rejected') {
+      quarantineRecord(store, result.rejected, source);
+      return 'quarantined';
+    }
+    return storeRecord(store, { record: result.record, raw: result.raw, list, source, observedAt });
+  } catch (error) {
+    if (isTransportError(error, 'api.not_available')) {
+      const isNewlyUnavailable = store.transaction(() =>
+        store.requests.markUnavailable(requestId, observedAt, source),
+      );
+      return isNewlyUnavailable ? 'unavailable' : 'unchanged';
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,90 @@
+import { join } from 'node:path';
+import { createServiceClient, type ServiceClient } from '../../src/api/index.js';
+import { openDatabase, type MirrorDb } from '../../src/db/open.js';
+import { createStore, type Store } from '../../src/db/store.js';
+import { silentLogger } from '../../src/log.js';
+import {
+  createSimulator,
+  type Simulator,
+  type SimulatorOptions,
+} from '../../src/simulator/index.js';
+import { createCallTally, type CallTally } from '../../src/sync/call-tally.js';
+import { runPollCycle, type PollDeps } from '../../src/sync/poll.js';
+import { manualClock, type ManualClock } from '../integration/simulator-helpers.js';
+import { tempDir } from './records.js';
+
+/** The simulator on loopback, a real SQLite file and the real client, sharing one manual clock. */
+export interface MirrorFixture {
+  sim: Simulator;
+  clock: ManualClock;
+  db: MirrorDb;
+  store: Store;
+  client: ServiceClient;
+  calls: CallTally;
+  deps: PollDeps;
+  dbPath: string;
+  cycle: (signal?: AbortSignal) => ReturnType<typeof runPollCycle>;
+  close(): Promise<void>;
+}
+
+/** Starts a fixture; `settings` override the poll settings. */
+export async function startMirror(
+  options: SimulatorOptions & { settings?: Partial<PollDeps['settings']>; dbPath?: string } = {},
+): Promise<MirrorFixture> {
+  const clock = manualClock();
+  const { settings, dbPath = join(tempDir(), 'mirror.db'), ...simOptions } = options;
+  const sim = createSimulator({
+    seed: 7,
+    requests: 120,
+    pastDays: 2,
+    futureDays: 10,
+    clock,
+    ...simOptions,
+  });
+  const { url } = await sim.listen(0, '127.0.0.1');
+  const db = openDatabase({ path: dbPath });
+  const store = createStore({ db, clock });
+  const calls = createCallTally();
+  const client = createServiceClient({
+    authUrl: url,
+    hubUrl: url,
+    baseUrl: url,
+    clientId: 'demo-client',
+    clientSecret: 'demo-secret',
+    clock,
+    rateLimitPerSec: 0,
+    concurrency: 8,
+    onCall: (event) => calls.record(event),
+  });
+  const deps: PollDeps = {
+    client,
+    store,
+    clock,
+    log: silentLogger(),
+    calls,
+    settings: {
+      windowPastHours: 72,
+      windowFutureHours: 336,
+      states: ['awaiting', 'accepted', 'completed', 'canceled'],
+      concurrency: 8,
+      listChunkRequests: 20_000,
+      ...settings,
+    },
+  };
+  return {
+    sim,
+    clock,
+    db,
+    store,
+    client,
+    calls,
+    deps,
+    dbPath,
+    cycle: (signal) => runPollCycle(deps, signal),
+    async close() {
+      await client.close();
+      await sim.close();
+      db.close();
+    },
+  };
+}
