@@ -37,7 +37,8 @@ queries to try. Needs no credentials. Ctrl-C stops both.`,
     });
     const dbPath = values.db ?? DEMO_DB;
 
-    const simulator = createSimulator({ seed, requests });
+    // Spread the trips over the default poll window (3 days back, 14 ahead) so most are mirrored.
+    const simulator = createSimulator({ seed, requests, pastDays: 3, futureDays: 14 });
     const { url } = await simulator.listen(0, '127.0.0.1');
     simulator.startMutating({ intervalMs: 2_000, perTick: 3 });
 
@@ -52,6 +53,8 @@ queries to try. Needs no credentials. Ctrl-C stops both.`,
         TRANSPORT_CLIENT_SECRET_FILE: '',
         TRANSPORT_DB: dbPath,
         TRANSPORT_POLL_CRON: `*/${pollSeconds} * * * * *`,
+        // The simulator is local: no need to spare it.
+        TRANSPORT_RATE_LIMIT_PER_SEC: io.env.TRANSPORT_RATE_LIMIT_PER_SEC ?? '0',
         LOG_LEVEL: io.env.LOG_LEVEL ?? 'warn',
       },
       needsService: true,
@@ -96,7 +99,7 @@ function demoIntro(url: string, dbPath: string): string {
 Rows appear and change as the simulator edits requests. Try, in another terminal:
 ${queries.map((query) => `  sqlite3 ${dbPath} "${query}"`).join('\n')}
 
-or with node:
+or with node, from this folder:
   node -e "const db = require('better-sqlite3')('${dbPath}', { readonly: true }); console.table(db.prepare('${queries[0]!.replace(/'/g, "\\'")}').all())"
 
 Ctrl-C stops the demo.

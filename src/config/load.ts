@@ -21,6 +21,14 @@ export interface Config {
   httpTimeoutMs: number;
   cycleDeadlineMs: number;
   logLevel: string;
+  /** Unset: no webhook receiver. */
+  webhookListen?: string;
+  webhookPath: string;
+  webhookSignatureHeader: string;
+  webhookPublicKeyFile?: string;
+  isWebhookUnsignedAllowed: boolean;
+  webhookMaxBodyBytes: number;
+  outboxIntervalMs: number;
 }
 
 /** Values given on the command line; an unset flag never overwrites the environment. */
@@ -49,7 +57,7 @@ export function loadConfig({ env, needsService, overrides = {} }: LoadOptions): 
     const text = (overrides[key as keyof Config] ?? env[definition.env])?.trim();
     const source = text === undefined || text === '' ? definition.defaultText : text;
     if (source === undefined) {
-      problems.push(`${definition.env} is required`);
+      if (definition.isServiceSetting) problems.push(`${definition.env} is required`);
       continue;
     }
     const parsed = definition.schema.safeParse(source);

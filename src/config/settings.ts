@@ -176,6 +176,55 @@ export const SETTINGS = {
       'A poll cycle still running after this many milliseconds is aborted and retried at the next tick.',
     schema: wholeNumber(1000, 86_400_000),
   }),
+  webhookListen: setting({
+    env: 'TRANSPORT_WEBHOOK_LISTEN',
+    description:
+      "host:port (or just port) where `run` receives the service's webhooks; host defaults to 127.0.0.1. Unset: no receiver. Terminate TLS in a reverse proxy in front of it.",
+    schema: z
+      .string()
+      .regex(
+        /^(?:(?:\[[0-9a-fA-F:]+\]|[\w.-]+):)?\d{1,5}$/,
+        'must be host:port or port, e.g. 127.0.0.1:8787',
+      ),
+  }),
+  webhookPath: setting({
+    env: 'TRANSPORT_WEBHOOK_PATH',
+    defaultText: '/webhooks/',
+    description: 'URL path of the webhook receiver.',
+    schema: z.string().regex(/^\/\S*$/, 'must start with /'),
+  }),
+  webhookSignatureHeader: setting({
+    env: 'TRANSPORT_WEBHOOK_SIGNATURE_HEADER',
+    defaultText: 'X-VectorCare-Signature',
+    description: 'Header carrying the base64 RSA-SHA256 signature of the raw body.',
+    schema: z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name'),
+  }),
+  webhookPublicKeyFile: setting({
+    env: 'TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE',
+    description:
+      "PEM public key that verifies webhook signatures (downloaded from the service's settings).",
+    schema: z.string().min(1, 'must be a file path'),
+  }),
+  isWebhookUnsignedAllowed: setting({
+    env: 'TRANSPORT_WEBHOOK_ALLOW_UNSIGNED',
+    defaultText: '0',
+    description:
+      'Set to 1 to accept unsigned webhooks when no public key is configured (tests and trials only; logged as a warning).',
+    schema: onOff,
+  }),
+  webhookMaxBodyBytes: setting({
+    env: 'TRANSPORT_WEBHOOK_MAX_BODY_BYTES',
+    defaultText: '1048576',
+    description: 'Largest webhook body accepted; larger ones get 413.',
+    schema: wholeNumber(1024, 64 * 1024 * 1024),
+  }),
+  outboxIntervalMs: setting({
+    env: 'TRANSPORT_OUTBOX_INTERVAL_MS',
+    defaultText: '2000',
+    description:
+      'How often `run` looks for queued outbox rows (outbox_locations, outbox_actions) to send.',
+    schema: wholeNumber(100, 3_600_000),
+  }),
   logLevel: setting({
     env: 'LOG_LEVEL',
     defaultText: 'info',

@@ -189,3 +189,106 @@ export const syncState = sqliteTable('sync_state', {
     .notNull()
     .default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`),
 });
+
+/** Every webhook delivery accepted, stored before the 2xx is sent; applied afterwards from here. */
+export const webhookEvents = sqliteTable(
+  'webhook_events',
+  {
+    eventId: text('event_id').primaryKey(),
+    /** v2 or v1: which envelope the delivery used. */
+    envelope: text('envelope').notNull(),
+    eventTimestamp: text('event_timestamp'),
+    serviceRequestId: text('service_request_id'),
+    requestStatus: text('request_status'),
+    action: text('action'),
+    /** v1.0 envelopes: request.state.available, collection.state.updated, ... */
+    eventType: text('event_type'),
+    payloadJson: text('payload_json').notNull(),
+    receivedAt: text('received_at').notNull(),
+    /** Null until applied; set also when applying failed for good (see error). */
+    processedAt: text('processed_at'),
+    error: text('error'),
+    attempts: integer('attempts').notNull().default(0),
+  },
+  (table) => [
+    index('webhook_events_pending_idx').on(table.processedAt, table.eventId),
+    index('webhook_events_request_idx').on(table.serviceRequestId, table.eventId),
+  ],
+);
+
+/**
+ * GPS samples other programs queue for the service, with plain SQL. The daemon sends them per
+ * request in timestamp order, at most 200 per call.
+ */
+export const outboxLocations = sqliteTable(
+  'outbox_locations',
+  {
+    outboxId: integer('outbox_id').primaryKey({ autoIncrement: true }),
+    requestId: text('request_id').notNull(),
+    lat: real('lat'),
+    lng: real('lng'),
+    alt: real('alt'),
+    speed: real('speed'),
+    /** Unix epoch seconds, fractions allowed, as the service takes it. */
+    timestamp: real('timestamp'),
+    /** pending, sent or failed. */
+    status: text('status').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    lastError: text('last_error'),
+    nextAttemptAt: text('next_attempt_at'),
+    sentAt: text('sent_at'),
+    createdAt: text('created_at')
+      .notNull()
+      .default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`),
+  },
+  (table) => [
+    index('outbox_locations_pending_idx').on(table.status, table.requestId, table.timestamp),
+  ],
+);
+
+/**
+ * Provider actions other programs queue with plain SQL: accept, decline, state, change_request,
+ * best_time. Sent per request in the order inserted.
+ */
+export const outboxActions = sqliteTable(
+  'outbox_actions',
+  {
+    outboxId: integer('outbox_id').primaryKey({ autoIncrement: true }),
+    requestId: text('request_id').notNull(),
+    /** accept, decline, state, change_request or best_time. */
+    kind: text('kind').notNull(),
+    /** accept and decline: response_notes (at most 450 characters). */
+    notes: text('notes'),
+    /** state: the state name (en_route, arrived, on_board, ...). */
+    stateName: text('state_name'),
+    /** state: its timestamp; change_request: agreed_dt; best_time: proposed_agreed_dt (ISO 8601). */
+    at: text('at'),
+    /** change_request: change_reason (at most 450 characters). */
+    reason: text('reason'),
+    status: text('status').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    lastError: text('last_error'),
+    nextAttemptAt: text('next_attempt_at'),
+    sentAt: text('sent_at'),
+    createdAt: text('created_at')
+      .notNull()
+      .default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`),
+  },
+  (table) => [
+    index('outbox_actions_pending_idx').on(table.status, table.requestId, table.outboxId),
+  ],
+);
+
+/** Backfill checkpoints: each finished window of a backfill, so a rerun resumes after it. */
+export const backfillWindows = sqliteTable(
+  'backfill_windows',
+  {
+    /** Identifies a backfill by its arguments (range, states, chunk size). */
+    backfillKey: text('backfill_key').notNull(),
+    windowFrom: text('window_from').notNull(),
+    windowTo: text('window_to').notNull(),
+    finishedAt: text('finished_at').notNull(),
+    requestsStored: integer('requests_stored').notNull().default(0),
+  },
+  (table) => [primaryKey({ columns: [table.backfillKey, table.windowFrom] })],
+);
