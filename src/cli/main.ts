@@ -1,4 +1,5 @@
 import { configHelpText } from '../config/index.js';
+import { backfillCommand } from './backfill.js';
 import { demoCommand } from './demo.js';
 import { EXIT, usageError, type CliIo, type Command } from './command.js';
 import { migrateCommand } from './migrate.js';
@@ -12,6 +13,7 @@ import { packageVersion } from './version.js';
 const COMMANDS: Command[] = [
   runCommand,
   syncCommand,
+  backfillCommand,
   migrateCommand,
   demoCommand,
   simulatorCommand,

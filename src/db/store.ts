@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { isoFromMs } from '../time.js';
 import type { MirrorDb } from './open.js';
+import { createCheckpointStore } from './checkpoint-store.js';
 import { createQuarantineStore } from './quarantine-store.js';
 import { createRequestStore } from './request-store.js';
 import { createRunStore } from './run-store.js';
@@ -17,6 +18,7 @@ export function createStore({ db, clock }: { db: MirrorDb; clock: Clock }) {
     requests,
     runs: createRunStore(db.sqlite),
     quarantine: createQuarantineStore(db.sqlite),
+    checkpoints: createCheckpointStore(db.sqlite),
     /** Now, in canonical form. */
     now: () => isoFromMs(clock.now()),
     /** Runs `work` in one BEGIN IMMEDIATE transaction; a throw rolls it all back. */

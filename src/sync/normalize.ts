@@ -306,3 +306,9 @@ function accountRow(account: DetailLike['account']): AccountRow | null {
     facilities_json: account.facilities ? JSON.stringify(account.facilities) : null,
   };
 }
+
+/** Just the list fields of a partial-list item (its id aside). */
+export function listFieldsOf(item: Required<ListFields>): ListFields {
+  const { state, created_timestamp_utc, event_dt_utc, last_updated_timestamp_utc } = item;
+  return { state, created_timestamp_utc, event_dt_utc, last_updated_timestamp_utc };
+}

@@ -7,10 +7,10 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { isoFromMs, normalizeTimestamp } from '../time.js';
 import type { CallTally } from './call-tally.js';
-import type { ListFields } from './normalize.js';
+import { listFieldsOf, type ListFields } from './normalize.js';
 import type { ListItem, ListState, SyncClient } from './ports.js';
 import { forEachConcurrently } from './pool.js';
-import { quarantineRecord, refreshRequest, storeRecord, type RefreshOutcome } from './refresh.js';
+import { quarantineRecord, refreshRequest, storeRecord, tallyOutcome } from './refresh.js';
 import { planChunks, pollWindow, type TimeWindow } from './window.js';
 
 /** What a poll cycle needs. */
@@ -111,7 +111,7 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
     settings.concurrency,
     async ({ id, list }) => {
       try {
-        count(counts, await refreshRequest(deps, id, { list, source: 'poll', signal }));
+        tallyOutcome(counts, await refreshRequest(deps, id, { list, source: 'poll', signal }));
       } catch (error) {
         counts.requestsFailed += 1;
         errors.push(`detail ${id}: ${describeError(error).code}`);
@@ -176,7 +176,7 @@ async function syncAwaiting(
     page.items.forEach((record, index) => {
       if (seen.has(record.request_id)) return; // pages shift while read: a repeat is not news
       seen.add(record.request_id);
-      count(
+      tallyOutcome(
         counts,
         storeRecord(deps.store, {
           record,
@@ -215,19 +215,6 @@ function isVanished(
   if (row.unavailable_at || !row.list_state) return false;
   if (!states.includes(row.list_state as RequestState)) return false;
   return !listed.has(row.request_id) && !awaitingSeen.has(row.request_id);
-}
-
-function listFieldsOf(item: ListItem): ListFields {
-  const { state, created_timestamp_utc, event_dt_utc, last_updated_timestamp_utc } = item;
-  return { state, created_timestamp_utc, event_dt_utc, last_updated_timestamp_utc };
-}
-
-function count(counts: RunCounts, outcome: RefreshOutcome): void {
-  if (outcome === 'new') counts.requestsNew += 1;
-  else if (outcome === 'changed') counts.requestsChanged += 1;
-  else if (outcome === 'unavailable') counts.requestsUnavailable += 1;
-  else if (outcome === 'quarantined') counts.requestsQuarantined += 1;
-  else counts.requestsUnchanged += 1;
 }
 
 function finishCycle(

@@ -1,5 +1,6 @@
 import { isTransportError } from '../errors.js';
 import type { WriteOutcome, WriteSource } from '../db/request-store.js';
+import type { RunCounts } from '../db/run-store.js';
 import type { Store } from '../db/store.js';
 import { normalizeDetail, type DetailLike, type ListFields } from './normalize.js';
 import type { Rejected, SyncClient } from './ports.js';
@@ -66,4 +67,13 @@ export async function refreshRequest(
     }
     throw error;
   }
+}
+
+/** Adds one request's outcome to a run's counts. */
+export function tallyOutcome(counts: RunCounts, outcome: RefreshOutcome): void {
+  if (outcome === 'new') counts.requestsNew += 1;
+  else if (outcome === 'changed') counts.requestsChanged += 1;
+  else if (outcome === 'unavailable') counts.requestsUnavailable += 1;
+  else if (outcome === 'quarantined') counts.requestsQuarantined += 1;
+  else counts.requestsUnchanged += 1;
 }

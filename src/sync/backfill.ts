@@ -1,0 +1,147 @@
+import { createHash } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { RequestState } from '../config/index.js';
+import { emptyCounts, type RunCounts, type RunStatus } from '../db/run-store.js';
+import type { Store } from '../db/store.js';
+import { describeError, isTransportError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { isoFromMs } from '../time.js';
+import type { CallTally } from './call-tally.js';
+import { importWindow } from './backfill-window.js';
+import type { SyncClient } from './ports.js';
+import type { TimeWindow } from './window.js';
+
+/** What a backfill covers, and the windows it splits into. */
+export interface BackfillPlan {
+  fromMs: number;
+  toMs: number;
+  states: RequestState[];
+  chunkHours: number;
+  /** Names this backfill's checkpoints: the same arguments resume the same backfill. */
+  key: string;
+  windows: TimeWindow[];
+}
+
+/** Splits a range into windows of `chunkHours` and names it by its arguments. */
+export function planBackfill(range: Omit<BackfillPlan, 'key' | 'windows'>): BackfillPlan {
+  const chunkMs = range.chunkHours * 3_600_000;
+  const windows: TimeWindow[] = [];
+  for (let start = range.fromMs; ; start += chunkMs) {
+    windows.push({ fromMs: start, toMs: Math.min(start + chunkMs, range.toMs) });
+    if (start + chunkMs >= range.toMs) break;
+  }
+  const key = createHash('sha256')
+    .update(JSON.stringify({ ...range, states: [...range.states].sort() }))
+    .digest('hex')
+    .slice(0, 16);
+  return { ...range, key, windows };
+}
+
+/** What a backfill needs. */
+export interface BackfillDeps {
+  client: SyncClient;
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  calls: CallTally;
+  concurrency: number;
+  /** Requests per write transaction: short enough that a running daemon never waits long. */
+  batchSize?: number;
+}
+
+/** Progress after each window, for the progress bar or log line. */
+export interface BackfillProgress {
+  windowsDone: number;
+  windowsTotal: number;
+  windowsSkipped: number;
+  counts: RunCounts;
+  elapsedMs: number;
+}
+
+/** How a backfill ended. */
+export interface BackfillResult extends BackfillProgress {
+  runId: number;
+  status: RunStatus;
+  error?: string;
+}
+
+/**
+ * Imports every window of the plan that is not checkpointed yet, in order, recording each finished
+ * window in the database. Writes go through the same store as the poll cycle (same tables, change
+ * log and stale guard) but never touch the daemon's state and never mark a request unavailable:
+ * a backfill only adds what it sees.
+ */
+export async function runBackfill(
+  deps: BackfillDeps,
+  plan: BackfillPlan,
+  options: {
+    restart?: boolean;
+    signal?: AbortSignal;
+    onProgress?: (progress: BackfillProgress) => void;
+  } = {},
+): Promise<BackfillResult> {
+  const { store, log } = deps;
+  const startedMs = deps.clock.now();
+  if (options.restart) store.transaction(() => store.checkpoints.clear(plan.key));
+  const finished = store.checkpoints.finishedWindows(plan.key);
+  const runId = store.transaction(() =>
+    store.runs.start({
+      kind: 'backfill',
+      startedAt: store.now(),
+      windowFrom: isoFromMs(plan.fromMs),
+      windowTo: isoFromMs(plan.toMs),
+    }),
+  );
+  const callsAtStart = deps.calls.snapshot();
+  const counts = emptyCounts();
+  const progress = (): BackfillProgress => ({
+    windowsDone,
+    windowsTotal: plan.windows.length,
+    windowsSkipped,
+    counts: { ...counts, ...deps.calls.since(callsAtStart) },
+    elapsedMs: deps.clock.now() - startedMs,
+  });
+  let windowsDone = 0;
+  let windowsSkipped = 0;
+  let status: RunStatus = 'ok';
+  let error: string | undefined;
+
+  log.info(
+    { key: plan.key, windows: plan.windows.length, alreadyDone: finished.size },
+    'backfill starting',
+  );
+  try {
+    for (const window of plan.windows) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      if (finished.has(isoFromMs(window.fromMs))) {
+        windowsDone += 1;
+        windowsSkipped += 1;
+        continue;
+      }
+      const stored = await importWindow(deps, window, plan.states, counts, options.signal);
+      store.transaction(() =>
+        store.checkpoints.markFinished({
+          key: plan.key,
+          from: isoFromMs(window.fromMs),
+          to: isoFromMs(window.toMs),
+          at: store.now(),
+          requestsStored: stored,
+        }),
+      );
+      windowsDone += 1;
+      options.onProgress?.(progress());
+    }
+    if (counts.requestsFailed > 0) status = 'partial';
+  } catch (thrown) {
+    status = options.signal?.aborted ? 'aborted' : 'failed';
+    error = describeError(thrown).message;
+    if (!isTransportError(thrown) && !options.signal?.aborted)
+      log.error({ err: describeError(thrown) }, 'backfill failed');
+  }
+  const result: BackfillResult = { ...progress(), runId, status, error };
+  store.transaction(() =>
+    store.runs.finish(runId, { finishedAt: store.now(), status, counts: result.counts, error }),
+  );
+  log.info({ runId, status, windowsDone, windowsSkipped, ...result.counts }, 'backfill finished');
+  return result;
+}

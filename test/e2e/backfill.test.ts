@@ -1,0 +1,182 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  runCli,
+  serviceEnv,
+  startCli,
+  startSimulatorProcess,
+  type RunningCli,
+} from '../helpers/cli.js';
+import { tempDir } from '../helpers/records.js';
+
+const running: RunningCli[] = [];
+afterEach(async () => {
+  for (const process of running.splice(0)) {
+    if (process.child.exitCode === null) process.child.kill('SIGKILL');
+    await process.exited;
+  }
+});
+
+const DAY = 86_400_000;
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+interface Truth {
+  requestId: string;
+  isVisible: boolean;
+  eventDtUtc: string;
+}
+
+async function visibleIdsIn(url: string, from: string, to: string): Promise<string[]> {
+  const truth = (await (await fetch(`${url}/_sim/truth/`)).json()) as Truth[];
+  return truth
+    .filter((t) => t.isVisible && t.eventDtUtc >= from && t.eventDtUtc <= to)
+    .map((t) => t.requestId)
+    .sort();
+}
+
+function storedIds(dbPath: string): string[] {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    return db
+      .prepare('SELECT request_id FROM requests')
+      .all()
+      .map((row) => (row as { request_id: string }).request_id)
+      .sort();
+  } finally {
+    db.close();
+  }
+}
+
+async function waitUntil(check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > until) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('transport-sync backfill as a process', () => {
+  it('rejects bad arguments with exit 2 and makes no call', async () => {
+    const sim = await startSimulatorProcess(['--requests', '10']);
+    running.push(sim);
+    const env = serviceEnv(sim.url, { TRANSPORT_DB: join(tempDir(), 'x.db') });
+    for (const args of [
+      ['--from', '2026-02-01', '--to', '2026-01-01'],
+      ['--from', 'last tuesday', '--to', '2026-01-01'],
+      ['--from', '2026-01-01', '--to', '2026-02-01', '--states', 'accepted,pending'],
+      ['--from', '2026-01-01', '--to', '2026-02-01', '--chunk-hours', '0'],
+      ['--to', '2026-02-01'],
+    ]) {
+      const result = await runCli(['backfill', ...args], env);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toMatch(/^transport-sync: error: --/);
+    }
+    const calls = (await (await fetch(`${sim.url}/_sim/calls/`)).json()) as unknown[];
+    expect(calls).toHaveLength(0);
+  });
+
+  it('killed with SIGKILL part-way, resumes after the last finished window and ends equal to the truth', async () => {
+    const sim = await startSimulatorProcess([
+      '--requests',
+      '300',
+      '--latency',
+      '15',
+      '--page-size',
+      '20',
+    ]);
+    running.push(sim);
+    const dbPath = join(tempDir(), 'backfill.db');
+    const env = serviceEnv(sim.url, { TRANSPORT_DB: dbPath });
+    const args = [
+      'backfill',
+      '--from',
+      day(Date.now() - 31 * DAY),
+      '--to',
+      day(Date.now() + 15 * DAY),
+      '--chunk-hours',
+      '24',
+    ];
+
+    const first = startCli(args, env);
+    running.push(first);
+    const finishedWindows = () => {
+      try {
+        const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+        try {
+          return (db.prepare('SELECT count(*) AS n FROM backfill_windows').get() as { n: number })
+            .n;
+        } finally {
+          db.close();
+        }
+      } catch {
+        return 0;
+      }
+    };
+    await waitUntil(() => finishedWindows() >= 5);
+    first.child.kill('SIGKILL');
+    const killed = await first.exited;
+    expect(killed.signal).toBe('SIGKILL');
+    const db = new Database(dbPath, { readonly: true });
+    const done = db
+      .prepare('SELECT window_from FROM backfill_windows')
+      .all()
+      .map((row) => Date.parse((row as { window_from: string }).window_from) / 1000);
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    db.close();
+
+    await fetch(`${sim.url}/_sim/reset-calls/`, { method: 'POST' });
+    const second = await runCli(args, env);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toMatch(
+      new RegExp(`backfill ok: 47/47 windows \\(${done.length} done before\\)`),
+    );
+    const calls = (await (await fetch(`${sim.url}/_sim/calls/`)).json()) as {
+      query: Record<string, string>;
+    }[];
+    const asked = new Set(
+      calls.map((call) => Number(call.query.date__gte)).filter(Number.isFinite),
+    );
+    for (const from of done) expect(asked.has(Math.floor(from))).toBe(false);
+
+    const from = new Date(Date.parse(`${day(Date.now() - 31 * DAY)}T00:00:00Z`)).toISOString();
+    const to = new Date(
+      Date.parse(`${day(Date.now() + 15 * DAY)}T00:00:00Z`) + DAY - 1,
+    ).toISOString();
+    expect(storedIds(dbPath)).toEqual(await visibleIdsIn(sim.url, from, to));
+  });
+
+  it('runs while the daemon runs on the same database, both completing', async () => {
+    const sim = await startSimulatorProcess(['--requests', '300', '--latency', '2']);
+    running.push(sim);
+    const dbPath = join(tempDir(), 'shared.db');
+    const env = serviceEnv(sim.url, { TRANSPORT_DB: dbPath, TRANSPORT_POLL_CRON: '* * * * * *' });
+    const daemon = startCli(['run'], env);
+    running.push(daemon);
+    await daemon.waitFor(/"msg":"poll cycle finished"/);
+    const backfill = await runCli(
+      ['backfill', '--from', day(Date.now() - 31 * DAY), '--to', day(Date.now() + 15 * DAY)],
+      env,
+    );
+    expect(backfill.code, backfill.stderr).toBe(0);
+    await daemon.waitFor(
+      /"msg":"poll cycle finished"[\s\S]*"msg":"poll cycle finished"[\s\S]*"msg":"poll cycle finished"/,
+    );
+    daemon.child.kill('SIGTERM');
+    const stopped = await daemon.exited;
+    expect(stopped.code).toBe(0);
+    expect(stopped.stdout).not.toMatch(/SQLITE_BUSY|database is locked/);
+    const db = new Database(dbPath, { readonly: true });
+    const runs = db.prepare('SELECT kind, status FROM sync_runs').all() as {
+      kind: string;
+      status: string;
+    }[];
+    db.close();
+    expect(runs.filter((run) => run.kind === 'backfill')).toEqual([
+      { kind: 'backfill', status: 'ok' },
+    ]);
+    expect(runs.filter((run) => run.kind === 'poll').every((run) => run.status === 'ok')).toBe(
+      true,
+    );
+  });
+});

@@ -1,0 +1,225 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { planBackfill, runBackfill, type BackfillDeps } from '../../src/sync/backfill.js';
+import type { DetailsPage, SyncClient } from '../../src/sync/ports.js';
+import { silentLogger } from '../../src/log.js';
+import { startMirror, type MirrorFixture } from '../helpers/mirror.js';
+import { expectMirrorEqualsTruth, truthInWindow } from '../helpers/truth.js';
+
+const DAY = 86_400_000;
+let mirror: MirrorFixture;
+afterEach(async () => mirror?.close());
+
+function deps(m: MirrorFixture, client: SyncClient = m.client): BackfillDeps {
+  return {
+    client,
+    store: m.store,
+    clock: m.clock,
+    log: silentLogger(),
+    calls: m.calls,
+    concurrency: 8,
+    batchSize: 50,
+  };
+}
+
+function ninetyDays(m: MirrorFixture, chunkHours = 24 * 7) {
+  const toMs = m.clock.now();
+  return planBackfill({
+    fromMs: toMs - 90 * DAY,
+    toMs,
+    states: ['awaiting', 'accepted', 'completed', 'canceled'],
+    chunkHours,
+  });
+}
+
+const range = (plan: { fromMs: number; toMs: number }) => ({
+  from: new Date(plan.fromMs).toISOString(),
+  to: new Date(plan.toMs).toISOString(),
+});
+
+describe('backfill against the simulator', () => {
+  it('imports 90 days from the full list, equal to the truth, without a detail call per request', async () => {
+    mirror = await startMirror({ requests: 400, pastDays: 90, futureDays: 0, pageSize: 25 });
+    const plan = ninetyDays(mirror);
+    const result = await runBackfill(deps(mirror), plan);
+    expect(result.status).toBe('ok');
+    expect(result.windowsDone).toBe(plan.windows.length);
+    expectMirrorEqualsTruth(mirror, range(plan));
+    expect(result.counts.requestsNew).toBe(
+      truthInWindow(mirror, range(plan)).filter((t) => t.isVisible).length,
+    );
+    expect(result.counts.detailCalls).toBe(0);
+    const run = mirror.db.sqlite
+      .prepare("SELECT kind, status, requests_new FROM sync_runs WHERE kind = 'backfill'")
+      .get();
+    expect(run).toEqual({
+      kind: 'backfill',
+      status: 'ok',
+      requests_new: result.counts.requestsNew,
+    });
+    // The daemon's state is not touched, and nothing is marked unavailable.
+    expect(mirror.store.runs.getState('last_success_at')).toBeUndefined();
+    expect(
+      mirror.db.sqlite
+        .prepare('SELECT count(*) AS n FROM requests WHERE unavailable_at IS NOT NULL')
+        .get(),
+    ).toEqual({ n: 0 });
+  });
+
+  it('resumes after the last finished window when interrupted, without fetching finished windows again', async () => {
+    mirror = await startMirror({ requests: 300, pastDays: 90, futureDays: 0, pageSize: 25 });
+    const plan = ninetyDays(mirror);
+    const controller = new AbortController();
+    const first = await runBackfill(deps(mirror), plan, {
+      signal: controller.signal,
+      onProgress: (progress) => progress.windowsDone === 4 && controller.abort(new Error('killed')),
+    });
+    expect(first.status).toBe('aborted');
+    const finished = mirror.db.sqlite
+      .prepare('SELECT window_from FROM backfill_windows WHERE backfill_key = ?')
+      .all(plan.key)
+      .map((row) => (row as { window_from: string }).window_from);
+    expect(finished).toHaveLength(4);
+
+    mirror.sim.resetCalls();
+    const second = await runBackfill(deps(mirror), plan);
+    expect(second.status).toBe('ok');
+    expect(second.windowsSkipped).toBe(4);
+    const askedFrom = new Set(
+      mirror.sim.calls
+        .filter((call) => call.endpoint !== 'token')
+        .map((call) => new Date(Number(call.query.date__gte) * 1000).toISOString()),
+    );
+    for (const from of finished)
+      expect(
+        askedFrom.has(new Date(Math.floor(Date.parse(from) / 1000) * 1000).toISOString()),
+      ).toBe(false);
+    expectMirrorEqualsTruth(mirror, range(plan));
+
+    // --restart reads everything again.
+    mirror.sim.resetCalls();
+    const restarted = await runBackfill(deps(mirror), plan, { restart: true });
+    expect(restarted.windowsSkipped).toBe(0);
+    expect(restarted.counts.requestsUnchanged).toBeGreaterThan(0);
+  });
+
+  it('misses no request when the pages shift under it, and never overwrites a newer stored record', async () => {
+    mirror = await startMirror({ requests: 200, pastDays: 20, futureDays: 0, pageSize: 10 });
+    const plan = planBackfill({
+      fromMs: mirror.clock.now() - 20 * DAY,
+      toMs: mirror.clock.now(),
+      states: ['accepted', 'completed', 'canceled'],
+      chunkHours: 24 * 30,
+    });
+    const before = truthInWindow(mirror, range(plan)).filter(
+      (t) => t.isVisible && t.listState !== 'awaiting',
+    );
+    const newest = before
+      .map((t) => t.eventDtUtc)
+      .sort()
+      .at(-1)!;
+    // After each first page: requests inserted ahead (pushing the rest down a page) and
+    // requests removed behind (pulling the rest up a page, so the pages skip some).
+    const shifting: SyncClient = {
+      listRequests: (query) => mirror.client.listRequests(query),
+      getRequest: (id, options) => mirror.client.getRequest(id, options),
+      async *listRequestDetails(query) {
+        for await (const page of mirror.client.listRequestDetails(query)) {
+          yield page;
+          if (page.page === 1) {
+            mirror.sim.addRequests(5, {
+              state: query.state === 'awaiting' ? 'awaiting' : query.state,
+              eventAt: Date.parse(newest) - 1000,
+            });
+            for (const gone of mirror.sim
+              .truth()
+              .filter((t) => t.isVisible && t.listState === query.state)
+              .slice(0, 3)) {
+              mirror.sim.world.makeUnavailable(gone.requestId, 'reassigned');
+            }
+          }
+        }
+      },
+    };
+    const result = await runBackfill(deps(mirror, shifting), plan);
+    expect(result.status).toBe('ok');
+    const stored = new Set(
+      mirror.db.sqlite
+        .prepare('SELECT request_id FROM requests')
+        .all()
+        .map((row) => (row as { request_id: string }).request_id),
+    );
+    const stillVisible = new Set(
+      mirror.sim
+        .truth()
+        .filter((t) => t.isVisible)
+        .map((t) => t.requestId),
+    );
+    for (const truth of before)
+      if (stillVisible.has(truth.requestId))
+        expect(stored.has(truth.requestId), truth.requestId).toBe(true);
+    expect(result.counts.detailCalls).toBeGreaterThan(0); // the pages skipped some; the partial list caught them
+
+    // Responses recorded now, replayed after a newer poll, stand for a backfill that read its
+    // pages before the edit: they must not overwrite what the poll stored.
+    const recorded = {
+      lists: new Map<string, Awaited<ReturnType<SyncClient['listRequests']>>>(),
+      pages: new Map<string, DetailsPage[]>(),
+    };
+    const recording: SyncClient = {
+      async listRequests(query) {
+        const result = await mirror.client.listRequests(query);
+        recorded.lists.set(`${query.state}:${query.from}`, result);
+        return result;
+      },
+      getRequest: (id, options) => mirror.client.getRequest(id, options),
+      async *listRequestDetails(query) {
+        const pages: DetailsPage[] = [];
+        recorded.pages.set(`${query.state}:${query.from}`, pages);
+        for await (const page of mirror.client.listRequestDetails(query)) {
+          pages.push(page);
+          yield page;
+        }
+      },
+    };
+    await runBackfill(deps(mirror, recording), plan, { restart: true });
+    const [edited] = before.filter((t) => stillVisible.has(t.requestId));
+    mirror.clock.advance(60_000);
+    mirror.sim.world.editRequest(edited!.requestId, 'service_level');
+    await mirror.cycle();
+    const polled = mirror.db.sqlite
+      .prepare(
+        'SELECT service_level_type, last_updated_timestamp_utc, raw_json FROM requests WHERE request_id = ?',
+      )
+      .get(edited!.requestId);
+    const replaying: SyncClient = {
+      listRequests: async (query) => recorded.lists.get(`${query.state}:${query.from}`)!,
+      getRequest: (id, options) => mirror.client.getRequest(id, options),
+      async *listRequestDetails(query) {
+        yield* recorded.pages.get(`${query.state}:${query.from}`) ?? [];
+      },
+    };
+    const replay = await runBackfill(deps(mirror, replaying), plan, { restart: true });
+    expect(replay.counts.requestsChanged).toBe(0);
+    expect(
+      mirror.db.sqlite
+        .prepare(
+          'SELECT service_level_type, last_updated_timestamp_utc, raw_json FROM requests WHERE request_id = ?',
+        )
+        .get(edited!.requestId),
+    ).toEqual(polled);
+  });
+
+  it('runs alongside a poll cycle on the same database, both completing', async () => {
+    mirror = await startMirror({ requests: 300, pastDays: 30, futureDays: 5 });
+    const plan = planBackfill({
+      fromMs: mirror.clock.now() - 30 * DAY,
+      toMs: mirror.clock.now() + 5 * DAY,
+      states: ['awaiting', 'accepted', 'completed', 'canceled'],
+      chunkHours: 24,
+    });
+    const [backfill, cycle] = await Promise.all([runBackfill(deps(mirror), plan), mirror.cycle()]);
+    expect(backfill.status).toBe('ok');
+    expect(cycle.status).toBe('ok');
+    expectMirrorEqualsTruth(mirror, range(plan));
+  });
+});
