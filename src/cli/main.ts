@@ -1,11 +1,17 @@
-import { configHelpText } from '../config/index.js';
+import { configHelpText, configMarkdownTable } from '../config/index.js';
+import { acceptCommand } from './accept.js';
 import { backfillCommand } from './backfill.js';
+import { bestTimeCommand } from './best-time.js';
+import { changeRequestCommand } from './change-request.js';
+import { declineCommand } from './decline.js';
 import { demoCommand } from './demo.js';
 import { EXIT, usageError, type CliIo, type Command } from './command.js';
 import { migrateCommand } from './migrate.js';
+import { locationsCommand } from './locations.js';
 import { reportError } from './output.js';
 import { runCommand } from './run.js';
 import { simulatorCommand } from './simulator.js';
+import { stateCommand } from './state.js';
 import { syncCommand } from './sync.js';
 import { packageVersion } from './version.js';
 
@@ -14,6 +20,12 @@ const COMMANDS: Command[] = [
   runCommand,
   syncCommand,
   backfillCommand,
+  acceptCommand,
+  declineCommand,
+  stateCommand,
+  locationsCommand,
+  changeRequestCommand,
+  bestTimeCommand,
   migrateCommand,
   demoCommand,
   simulatorCommand,
@@ -40,7 +52,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === 'help' || name === '--help' || name === '-h') {
     if (rest[0] === 'config') {
-      io.stdout.write(`${configHelpText()}\n`);
+      io.stdout.write(`${rest[1] === '--markdown' ? configMarkdownTable() : configHelpText()}\n`);
       return EXIT.ok;
     }
     const command = COMMANDS.find((candidate) => candidate.name === rest[0]);
