@@ -29,6 +29,10 @@ export interface Config {
   isWebhookUnsignedAllowed: boolean;
   webhookMaxBodyBytes: number;
   outboxIntervalMs: number;
+  /** Unset: no monitoring endpoint. */
+  httpListen?: string;
+  staleAfterCycles: number;
+  retentionDays: number;
 }
 
 /** Values given on the command line; an unset flag never overwrites the environment. */

@@ -225,6 +225,31 @@ export const SETTINGS = {
       'How often `run` looks for queued outbox rows (outbox_locations, outbox_actions) to send.',
     schema: wholeNumber(100, 3_600_000),
   }),
+  httpListen: setting({
+    env: 'TRANSPORT_HTTP_LISTEN',
+    description:
+      'host:port (or just port) for /healthz, /readyz and /metrics; host defaults to 127.0.0.1. Unset: no monitoring endpoint. May equal TRANSPORT_WEBHOOK_LISTEN to share one server.',
+    schema: z
+      .string()
+      .regex(
+        /^(?:(?:\[[0-9a-fA-F:]+\]|[\w.-]+):)?\d{1,5}$/,
+        'must be host:port or port, e.g. 127.0.0.1:9464',
+      ),
+  }),
+  staleAfterCycles: setting({
+    env: 'TRANSPORT_STALE_AFTER_CYCLES',
+    defaultText: '3',
+    description:
+      'The mirror counts as stale (status exits 1, /readyz answers 503) once the last successful cycle is older than this many poll intervals.',
+    schema: wholeNumber(1, 1000),
+  }),
+  retentionDays: setting({
+    env: 'TRANSPORT_RETENTION_DAYS',
+    defaultText: '180',
+    description:
+      'sync_runs, webhook_events and request_changes rows older than this many days are pruned (0 keeps everything).',
+    schema: wholeNumber(0, 36_500),
+  }),
   logLevel: setting({
     env: 'LOG_LEVEL',
     defaultText: 'info',
