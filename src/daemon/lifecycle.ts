@@ -3,6 +3,7 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { runPollCycle, type CycleResult } from '../sync/poll.js';
 import { createSyncContext, type SyncContext } from './context.js';
+import { acquireOwnerLease } from './owner-lease.js';
 import { createScheduler, parseCronPattern } from './scheduler.js';
 
 /** How long a graceful stop may take before the process is ended regardless. */
@@ -37,6 +38,13 @@ export function startDaemon({
   log.info({ version, config: redactConfig(config) }, 'transport-sync starting');
   const context = createSyncContext({ config, log });
   const releasers: (() => Promise<void> | void)[] = [() => context.close()];
+  try {
+    const lease = acquireOwnerLease({ sqlite: context.db.sqlite, clock: context.clock });
+    releasers.push(() => lease.release());
+  } catch (error) {
+    void context.close();
+    throw error;
+  }
 
   const scheduler = createScheduler({
     pattern,

@@ -136,3 +136,30 @@ describe('sync, migrate and run as processes against the simulator', () => {
     expect(runs.n).toBeGreaterThanOrEqual(2);
   });
 });
+
+describe('one daemon per database', () => {
+  it('refuses a second daemon with a clear message, and lets a successor start once the first stops', async () => {
+    const sim = await startSimulatorProcess(['--requests', '20']);
+    running.push(sim);
+    const env = serviceEnv(sim.url, {
+      TRANSPORT_DB: join(tempDir(), 'one.db'),
+      TRANSPORT_POLL_CRON: '*/5 * * * * *',
+    });
+    const first = startCli(['run'], env);
+    running.push(first);
+    await first.waitFor(/"msg":"poll cycle finished"/);
+    const second = await runCli(['run'], env);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(
+      /another transport-sync daemon \(pid \d+ on .+\) is running on this database/,
+    );
+    expect(second.stderr).toMatch(/hint: Stop it first/);
+    // A one-shot sync may still run beside it.
+    expect((await runCli(['sync'], env)).code).toBe(0);
+    first.child.kill('SIGTERM');
+    expect((await first.exited).code).toBe(0);
+    const successor = startCli(['run'], env);
+    running.push(successor);
+    await successor.waitFor(/"msg":"poll cycle finished"/);
+  });
+});

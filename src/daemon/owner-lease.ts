@@ -1,0 +1,72 @@
+import { hostname } from 'node:os';
+import type Database from 'better-sqlite3';
+import type { Clock } from '../clock.js';
+import { TransportError } from '../errors.js';
+import { isoFromMs } from '../time.js';
+
+/** How often the running daemon renews its lease. */
+export const LEASE_RENEW_MS = 15_000;
+/** A lease not renewed for this long belongs to a daemon that died (kill -9, power loss). */
+export const LEASE_EXPIRY_MS = 4 * LEASE_RENEW_MS;
+
+const KEY = 'daemon_owner';
+
+interface Owner {
+  pid: number;
+  host: string;
+  startedAt: string;
+}
+
+/**
+ * One daemon per database. Two would both be safe (every write is guarded) but would poll the
+ * service twice and race on the outbox, so the second refuses to start. The lease is a row in
+ * sync_state renewed every 15 s; one not renewed for a minute is taken over, so a killed daemon
+ * never blocks its successor. One-shot commands (sync, backfill) do not take it.
+ */
+export function acquireOwnerLease({
+  sqlite,
+  clock,
+  pid = process.pid,
+}: {
+  sqlite: Database.Database;
+  clock: Clock;
+  pid?: number;
+}) {
+  const me: Owner = { pid, host: hostname(), startedAt: isoFromMs(clock.now()) };
+  const read = sqlite.prepare('SELECT value, updated_at FROM sync_state WHERE key = ?');
+  const write = sqlite.prepare(
+    `INSERT INTO sync_state (key, value, updated_at) VALUES (@key, @value, @updated_at)
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+  );
+  const remove = sqlite.prepare('DELETE FROM sync_state WHERE key = ? AND value = ?');
+  const value = JSON.stringify(me);
+
+  sqlite
+    .transaction(() => {
+      const row = read.get(KEY) as { value: string; updated_at: string } | undefined;
+      if (row && row.value !== value) {
+        const holder = JSON.parse(row.value) as Owner;
+        const ageMs = clock.now() - Date.parse(row.updated_at);
+        if (ageMs < LEASE_EXPIRY_MS) {
+          throw new TransportError({
+            code: 'daemon.already_running',
+            message: `another transport-sync daemon (pid ${holder.pid} on ${holder.host}, since ${holder.startedAt}) is running on this database`,
+            hint: `Stop it first (systemctl stop transport-sync). If it was killed, its claim lapses ${Math.ceil(LEASE_EXPIRY_MS / 1000)} s after its last renewal.`,
+          });
+        }
+      }
+      write.run({ key: KEY, value, updated_at: isoFromMs(clock.now()) });
+    })
+    .immediate();
+
+  const renew = () => write.run({ key: KEY, value, updated_at: isoFromMs(clock.now()) });
+  const timer = setInterval(renew, LEASE_RENEW_MS);
+  timer.unref();
+  return {
+    /** Gives the database back at shutdown so a successor starts at once. */
+    release(): void {
+      clearInterval(timer);
+      remove.run(KEY, value);
+    },
+  };
+}

@@ -1,0 +1,35 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/open.js';
+import { acquireOwnerLease, LEASE_EXPIRY_MS } from '../../src/daemon/owner-lease.js';
+import { isTransportError } from '../../src/errors.js';
+import { manualClock } from './simulator-helpers.js';
+import { tempDir } from '../helpers/records.js';
+
+describe('the daemon owner lease', () => {
+  it('refuses a second owner while the first is alive, and hands over when it lapses or is released', () => {
+    const path = join(tempDir(), 'lease.db');
+    const a = openDatabase({ path });
+    const b = openDatabase({ path });
+    const clock = manualClock();
+    const first = acquireOwnerLease({ sqlite: a.sqlite, clock, pid: 111 });
+    let refusal: unknown;
+    try {
+      acquireOwnerLease({ sqlite: b.sqlite, clock, pid: 222 });
+    } catch (error) {
+      refusal = error;
+    }
+    expect(isTransportError(refusal, 'daemon.already_running')).toBe(true);
+    expect((refusal as Error).message).toContain('pid 111');
+
+    // Killed without releasing: once the lease lapses, a successor takes over.
+    clock.advance(LEASE_EXPIRY_MS + 1);
+    const second = acquireOwnerLease({ sqlite: b.sqlite, clock, pid: 222 });
+    second.release();
+    // Released: the next starts at once.
+    acquireOwnerLease({ sqlite: a.sqlite, clock, pid: 333 }).release();
+    first.release();
+    a.close();
+    b.close();
+  });
+});
