@@ -39,7 +39,14 @@ export function startDaemon({
   const context = createSyncContext({ config, log });
   const releasers: (() => Promise<void> | void)[] = [() => context.close()];
   try {
-    const lease = acquireOwnerLease({ sqlite: context.db.sqlite, clock: context.clock });
+    const lease = acquireOwnerLease({
+      sqlite: context.db.sqlite,
+      clock: context.clock,
+      onLost: () => {
+        log.error('another daemon took over this database; stopping');
+        void stop();
+      },
+    });
     releasers.push(() => lease.release());
   } catch (error) {
     void context.close();

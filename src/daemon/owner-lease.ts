@@ -27,10 +27,13 @@ export function acquireOwnerLease({
   sqlite,
   clock,
   pid = process.pid,
+  onLost = () => undefined,
 }: {
   sqlite: Database.Database;
   clock: Clock;
   pid?: number;
+  /** Called when another daemon took the lease over (this one stalled past the expiry). */
+  onLost?: () => void;
 }) {
   const me: Owner = { pid, host: hostname(), startedAt: isoFromMs(clock.now()) };
   const read = sqlite.prepare('SELECT value, updated_at FROM sync_state WHERE key = ?');
@@ -59,10 +62,21 @@ export function acquireOwnerLease({
     })
     .immediate();
 
-  const renew = () => write.run({ key: KEY, value, updated_at: isoFromMs(clock.now()) });
+  const renewIfMine = sqlite.prepare(
+    'UPDATE sync_state SET updated_at = ? WHERE key = ? AND value = ?',
+  );
+  // Renew only while the lease is still ours: a daemon that stalled past the expiry and was
+  // replaced must stop, not fight its successor.
+  const renew = () => {
+    if (renewIfMine.run(isoFromMs(clock.now()), KEY, value).changes === 0) {
+      clearInterval(timer);
+      onLost();
+    }
+  };
   const timer = setInterval(renew, LEASE_RENEW_MS);
   timer.unref();
   return {
+    renew,
     /** Gives the database back at shutdown so a successor starts at once. */
     release(): void {
       clearInterval(timer);

@@ -12,7 +12,13 @@ describe('the daemon owner lease', () => {
     const a = openDatabase({ path });
     const b = openDatabase({ path });
     const clock = manualClock();
-    const first = acquireOwnerLease({ sqlite: a.sqlite, clock, pid: 111 });
+    let isFirstLost = false;
+    const first = acquireOwnerLease({
+      sqlite: a.sqlite,
+      clock,
+      pid: 111,
+      onLost: () => (isFirstLost = true),
+    });
     let refusal: unknown;
     try {
       acquireOwnerLease({ sqlite: b.sqlite, clock, pid: 222 });
@@ -25,6 +31,9 @@ describe('the daemon owner lease', () => {
     // Killed without releasing: once the lease lapses, a successor takes over.
     clock.advance(LEASE_EXPIRY_MS + 1);
     const second = acquireOwnerLease({ sqlite: b.sqlite, clock, pid: 222 });
+    // The first wakes up from its stall: its renewal finds the lease gone and it steps down.
+    first.renew();
+    expect(isFirstLost).toBe(true);
     second.release();
     // Released: the next starts at once.
     acquireOwnerLease({ sqlite: a.sqlite, clock, pid: 333 }).release();
