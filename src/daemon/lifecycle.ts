@@ -1,6 +1,7 @@
 import { redactConfig, type Config } from '../config/index.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { isoFromMs } from '../time.js';
 import { runPollCycle, type CycleResult } from '../sync/poll.js';
 import { createSyncContext, type SyncContext } from './context.js';
 import { acquireOwnerLease } from './owner-lease.js';
@@ -53,6 +54,17 @@ export function startDaemon({
     throw error;
   }
 
+  const { store } = context;
+  const abandoned = store.transaction(() =>
+    store.runs.closeAbandoned(
+      'poll',
+      isoFromMs(context.clock.now() - config.cycleDeadlineMs),
+      store.now(),
+    ),
+  );
+  if (abandoned > 0)
+    log.warn({ runs: abandoned }, 'closed poll runs left running by an earlier process');
+
   const scheduler = createScheduler({
     pattern,
     deadlineMs: config.cycleDeadlineMs,
@@ -60,6 +72,7 @@ export function startDaemon({
     task: async (signal) => {
       const result = await runPollCycle(context.pollDeps, signal);
       onCycle?.(result);
+      return result.isListComplete;
     },
   });
   if (config.isPollingOn) {

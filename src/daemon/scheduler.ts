@@ -16,10 +16,16 @@ export function parseCronPattern(pattern: string, env = 'TRANSPORT_POLL_CRON'): 
   }
 }
 
+/** Longest pause between attempts while cycles keep failing. */
+export const MAX_BACKOFF_MS = 30 * 60_000;
+
 interface SchedulerOptions {
   pattern: string;
-  /** One unit of work, e.g. a poll cycle. Receives a signal that aborts at the deadline or at stop. */
-  task: (signal: AbortSignal) => Promise<void>;
+  /**
+   * One unit of work, e.g. a poll cycle. Receives a signal that aborts at the deadline or at stop.
+   * Resolves false (or throws) when it failed, which backs the schedule off.
+   */
+  task: (signal: AbortSignal) => Promise<boolean>;
   deadlineMs: number;
   log: Logger;
   /** Run once at start instead of waiting for the first tick: a restarted daemon catches up at once. */
@@ -43,10 +49,34 @@ export function createScheduler({
   let isStopped = false;
   let lastProgressAt = Date.now();
   let job: Cron | undefined;
+  let failures = 0;
+  let resumeAt = 0;
+  let cycleStartedAt = 0;
+
+  // A service that keeps failing is asked less and less often: after k failed cycles in a row the
+  // next waits about interval * 2^(k-1), capped, so a months-long outage costs a trickle of calls.
+  const recordOutcome = (isSuccess: boolean) => {
+    if (isSuccess) {
+      if (failures > 0) log.info({ failures }, 'cycles succeed again');
+      failures = 0;
+      resumeAt = 0;
+      return;
+    }
+    failures += 1;
+    const waitMs = Math.min(MAX_BACKOFF_MS, intervalMs(job) * 2 ** (failures - 1));
+    // Measured from the failed cycle's start (ticks are), with slack for timer jitter.
+    resumeAt = cycleStartedAt + waitMs - 500;
+    if (failures > 1)
+      log.warn(
+        { failures, nextAttemptInSeconds: Math.round(waitMs / 1000) },
+        'backing off after failed cycles',
+      );
+  };
 
   const tick = () => {
     if (isStopped) return;
     lastProgressAt = Date.now();
+    if (Date.now() < resumeAt) return;
     if (current) {
       log.warn(
         { nextRun: job?.nextRun()?.toISOString() },
@@ -54,14 +84,17 @@ export function createScheduler({
       );
       return;
     }
+    cycleStartedAt = Date.now();
     controller = new AbortController();
     const deadline = AbortSignal.timeout(deadlineMs);
     const signal = AbortSignal.any([controller.signal, deadline]);
     current = task(signal)
+      .then(recordOutcome)
       .catch((error: unknown) => {
         if (deadline.aborted)
           log.error({ deadlineMs }, 'cycle passed its deadline and was aborted');
         else log.error({ err: describeError(error) }, 'cycle failed; the next tick runs as usual');
+        recordOutcome(false);
       })
       .finally(() => {
         current = undefined;
@@ -87,10 +120,18 @@ export function createScheduler({
       await current;
     },
     isRunning: () => current !== undefined,
+    /** Failed cycles in a row (0 after a success). */
+    consecutiveFailures: () => failures,
     nextRunAt: () => job?.nextRun() ?? null,
     /** When the loop last started or finished a cycle (for the watchdog). */
     lastProgressAt: () => lastProgressAt,
   };
+}
+
+/** The gap between the schedule's next two runs (one minute when it cannot tell). */
+function intervalMs(job: Cron | undefined): number {
+  const [first, second] = job?.nextRuns(2) ?? [];
+  return first && second ? second.getTime() - first.getTime() : 60_000;
 }
 
 /** The scheduler's interface. */

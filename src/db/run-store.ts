@@ -53,6 +53,10 @@ export function createRunStore(sqlite: Database.Database) {
      ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
   );
   const getState = sqlite.prepare('SELECT value FROM sync_state WHERE key = ?');
+  const abandon = sqlite.prepare(
+    `UPDATE sync_runs SET status = 'aborted', finished_at = @at, error = 'the process ended during the run'
+     WHERE status = 'running' AND kind = @kind AND started_at < @before`,
+  );
 
   return {
     /** Opens a sync_runs row in state `running` and returns its id. */
@@ -82,6 +86,13 @@ export function createRunStore(sqlite: Database.Database) {
         error: end.error ?? null,
         ...end.counts,
       });
+    },
+    /**
+     * Closes runs of `kind` left 'running' by a process that was killed: those started before
+     * `before` (no live run is that old). Returns how many.
+     */
+    closeAbandoned(kind: string, before: string, at: string): number {
+      return abandon.run({ kind, before, at }).changes;
     },
     setState(key: string, value: string, at: string): void {
       setState.run({ key, value, updated_at: at });

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import { isoFromMs } from '../time.js';
+import { databaseError } from './errors.js';
 import type { MirrorDb } from './open.js';
 import { createCheckpointStore } from './checkpoint-store.js';
 import { createQuarantineStore } from './quarantine-store.js';
@@ -23,7 +24,11 @@ export function createStore({ db, clock }: { db: MirrorDb; clock: Clock }) {
     now: () => isoFromMs(clock.now()),
     /** Runs `work` in one BEGIN IMMEDIATE transaction; a throw rolls it all back. */
     transaction<T>(work: () => T): T {
-      return db.sqlite.transaction(work).immediate();
+      try {
+        return db.sqlite.transaction(work).immediate();
+      } catch (error) {
+        throw databaseError(error, db.path);
+      }
     },
   };
 }

@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import { isoFromMs, normalizeTimestamp } from '../time.js';
 import type { CallTally } from './call-tally.js';
 import { listFieldsOf, type ListFields } from './normalize.js';
-import type { ListItem, ListState, SyncClient } from './ports.js';
+import type { ListItem, ListState, Rejected, SyncClient } from './ports.js';
 import { forEachConcurrently } from './pool.js';
 import { quarantineRecord, refreshRequest, storeRecord, tallyOutcome } from './refresh.js';
 import { planChunks, pollWindow, type TimeWindow } from './window.js';
@@ -69,20 +69,22 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
     store.requests.summariesInWindow(range.from, range.to).map((row) => [row.request_id, row]),
   );
   const listed = new Map<string, ListItem>();
+  // Listed but not comparable by list item: awaiting records (full list) and malformed list
+  // items (quarantined). Neither may be taken for vanished.
+  const seenOtherwise = new Set<string>();
   for (const state of settings.states) {
     if (state === 'awaiting') continue;
     try {
-      await listState(deps, state, window, stored, listed, counts, signal);
+      await listState(deps, state, window, stored, listed, seenOtherwise, counts, signal);
     } catch (error) {
       isListComplete = false;
       errors.push(`list ${state}: ${describeError(error).message}`);
       log.warn({ state, err: describeError(error) }, 'list call failed');
     }
   }
-  const awaitingSeen = new Set<string>();
   if (settings.states.includes('awaiting')) {
     try {
-      await syncAwaiting(deps, window, awaitingSeen, counts, signal);
+      await syncAwaiting(deps, window, seenOtherwise, counts, signal);
     } catch (error) {
       isListComplete = false;
       errors.push(`list awaiting: ${describeError(error).message}`);
@@ -94,7 +96,7 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
   const toFetch = [...listed.values()].filter((item) =>
     needsDetail(item, stored.get(item.id) ?? store.requests.summary(item.id)),
   );
-  counts.requestsSeen = listed.size + awaitingSeen.size;
+  counts.requestsSeen = listed.size + seenOtherwise.size;
   counts.requestsUnchanged += listed.size - toFetch.length;
   const fetches: { id: string; list?: ListFields }[] = toFetch.map((item) => ({
     id: item.id,
@@ -102,7 +104,7 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
   }));
   if (isListComplete && !signal?.aborted) {
     for (const row of stored.values()) {
-      if (isVanished(row, settings.states, listed, awaitingSeen))
+      if (isVanished(row, settings.states, listed, seenOtherwise))
         fetches.push({ id: row.request_id });
     }
   }
@@ -133,6 +135,7 @@ async function listState(
   window: TimeWindow,
   stored: Map<string, StoredSummary>,
   listed: Map<string, ListItem>,
+  seenOtherwise: Set<string>,
   counts: RunCounts,
   signal?: AbortSignal,
 ): Promise<void> {
@@ -147,10 +150,7 @@ async function listState(
       signal,
     });
     for (const item of items) listed.set(item.id, item); // chunks share a boundary second: dedupe
-    for (const record of rejected) {
-      quarantineRecord(deps.store, record, 'poll');
-      counts.requestsQuarantined += 1;
-    }
+    quarantineListed(deps, rejected, seenOtherwise, counts);
   }
 }
 
@@ -187,10 +187,24 @@ async function syncAwaiting(
         }),
       );
     });
-    for (const record of page.rejected) {
-      quarantineRecord(deps.store, record, 'poll');
-      counts.requestsQuarantined += 1;
-    }
+    quarantineListed(deps, page.rejected, seen, counts);
+  }
+}
+
+/**
+ * Malformed list records go to the quarantine. They were listed all the same: the request has not
+ * vanished, and its stored version stays until the service sends it well-formed.
+ */
+function quarantineListed(
+  deps: PollDeps,
+  rejected: Rejected[],
+  seen: Set<string>,
+  counts: RunCounts,
+): void {
+  for (const record of rejected) {
+    quarantineRecord(deps.store, record, 'poll');
+    counts.requestsQuarantined += 1;
+    if (record.requestId) seen.add(record.requestId);
   }
 }
 
@@ -210,11 +224,11 @@ function isVanished(
   row: StoredSummary,
   states: readonly RequestState[],
   listed: Map<string, ListItem>,
-  awaitingSeen: Set<string>,
+  seenOtherwise: Set<string>,
 ): boolean {
   if (row.unavailable_at || !row.list_state) return false;
   if (!states.includes(row.list_state as RequestState)) return false;
-  return !listed.has(row.request_id) && !awaitingSeen.has(row.request_id);
+  return !listed.has(row.request_id) && !seenOtherwise.has(row.request_id);
 }
 
 function finishCycle(

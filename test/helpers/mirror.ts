@@ -29,10 +29,15 @@ export interface MirrorFixture {
 
 /** Starts a fixture; `settings` override the poll settings. */
 export async function startMirror(
-  options: SimulatorOptions & { settings?: Partial<PollDeps['settings']>; dbPath?: string } = {},
+  options: SimulatorOptions & {
+    settings?: Partial<PollDeps['settings']>;
+    dbPath?: string;
+    /** Points the client elsewhere (e.g. a proxy in front of the simulator) */
+    serviceUrl?: (simulatorUrl: string) => Promise<string>;
+  } = {},
 ): Promise<MirrorFixture> {
   const clock = manualClock();
-  const { settings, dbPath = join(tempDir(), 'mirror.db'), ...simOptions } = options;
+  const { settings, dbPath = join(tempDir(), 'mirror.db'), serviceUrl, ...simOptions } = options;
   const sim = createSimulator({
     seed: 7,
     requests: 120,
@@ -41,7 +46,8 @@ export async function startMirror(
     clock,
     ...simOptions,
   });
-  const { url } = await sim.listen(0, '127.0.0.1');
+  const { url: simulatorUrl } = await sim.listen(0, '127.0.0.1');
+  const url = serviceUrl ? await serviceUrl(simulatorUrl) : simulatorUrl;
   const db = openDatabase({ path: dbPath });
   const store = createStore({ db, clock });
   const calls = createCallTally();
