@@ -55,21 +55,20 @@ export function startDaemon({
   }
 
   const { store } = context;
-  const abandoned = store.transaction(() =>
-    store.runs.closeAbandoned(
-      'poll',
-      isoFromMs(context.clock.now() - config.cycleDeadlineMs),
-      store.now(),
-    ),
-  );
-  if (abandoned > 0)
-    log.warn({ runs: abandoned }, 'closed poll runs left running by an earlier process');
+  // Runs left 'running' by a killed process (a daemon, or a one-shot sync) are closed once they
+  // are older than any live cycle can be.
+  const closeAbandonedRuns = () => {
+    const before = isoFromMs(context.clock.now() - config.cycleDeadlineMs);
+    const closed = store.transaction(() => store.runs.closeAbandoned('poll', before, store.now()));
+    if (closed > 0) log.warn({ runs: closed }, 'closed poll runs left running by a killed process');
+  };
 
   const scheduler = createScheduler({
     pattern,
     deadlineMs: config.cycleDeadlineMs,
     log: log.child({ area: 'scheduler' }),
     task: async (signal) => {
+      closeAbandonedRuns();
       const result = await runPollCycle(context.pollDeps, signal);
       onCycle?.(result);
       return result.isListComplete;

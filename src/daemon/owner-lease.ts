@@ -21,7 +21,9 @@ interface Owner {
  * One daemon per database. Two would both be safe (every write is guarded) but would poll the
  * service twice and race on the outbox, so the second refuses to start. The lease is a row in
  * sync_state renewed every 15 s; one not renewed for a minute is taken over, so a killed daemon
- * never blocks its successor. One-shot commands (sync, backfill) do not take it.
+ * never blocks its successor, and one whose process is gone from this host is taken over at once
+ * (a crashed daemon restarted by systemd must not wait a minute). One-shot commands (sync,
+ * backfill) do not take it.
  */
 export function acquireOwnerLease({
   sqlite,
@@ -50,7 +52,8 @@ export function acquireOwnerLease({
       if (row && row.value !== value) {
         const holder = JSON.parse(row.value) as Owner;
         const ageMs = clock.now() - Date.parse(row.updated_at);
-        if (ageMs < LEASE_EXPIRY_MS) {
+        const isHolderGone = holder.host === me.host && !isProcessAlive(holder.pid);
+        if (ageMs < LEASE_EXPIRY_MS && !isHolderGone) {
           throw new TransportError({
             code: 'daemon.already_running',
             message: `another transport-sync daemon (pid ${holder.pid} on ${holder.host}, since ${holder.startedAt}) is running on this database`,
@@ -83,4 +86,14 @@ export function acquireOwnerLease({
       remove.run(KEY, value);
     },
   };
+}
+
+/** Whether a process with this pid exists (EPERM: it does, owned by someone else). */
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

@@ -13,10 +13,11 @@ describe('the daemon owner lease', () => {
     const b = openDatabase({ path });
     const clock = manualClock();
     let isFirstLost = false;
+    // process.pid: a holder that is alive (its pid exists on this host).
     const first = acquireOwnerLease({
       sqlite: a.sqlite,
       clock,
-      pid: 111,
+      pid: process.pid,
       onLost: () => (isFirstLost = true),
     });
     let refusal: unknown;
@@ -26,7 +27,7 @@ describe('the daemon owner lease', () => {
       refusal = error;
     }
     expect(isTransportError(refusal, 'daemon.already_running')).toBe(true);
-    expect((refusal as Error).message).toContain('pid 111');
+    expect((refusal as Error).message).toContain(`pid ${process.pid}`);
 
     // Killed without releasing: once the lease lapses, a successor takes over.
     clock.advance(LEASE_EXPIRY_MS + 1);
@@ -35,6 +36,10 @@ describe('the daemon owner lease', () => {
     first.renew();
     expect(isFirstLost).toBe(true);
     second.release();
+    // A holder whose process is gone from this host is replaced at once, lapsed or not.
+    const gone = acquireOwnerLease({ sqlite: a.sqlite, clock, pid: 2 ** 22 + 7 });
+    acquireOwnerLease({ sqlite: b.sqlite, clock, pid: process.pid }).release();
+    gone.release();
     // Released: the next starts at once.
     acquireOwnerLease({ sqlite: a.sqlite, clock, pid: 333 }).release();
     first.release();
