@@ -1,5 +1,9 @@
 import { join } from 'node:path';
-import { createServiceClient, type ServiceClient } from '../../src/api/index.js';
+import {
+  createServiceClient,
+  type ServiceClient,
+  type ServiceClientOptions,
+} from '../../src/api/index.js';
 import { openDatabase, type MirrorDb } from '../../src/db/open.js';
 import { createStore, type Store } from '../../src/db/store.js';
 import { silentLogger } from '../../src/log.js';
@@ -34,16 +38,27 @@ export async function startMirror(
     dbPath?: string;
     /** Points the client elsewhere (e.g. a proxy in front of the simulator) */
     serviceUrl?: (simulatorUrl: string) => Promise<string>;
+    /** Overrides of the client's options (timeouts, retry policy). */
+    clientOptions?: Partial<ServiceClientOptions>;
+    /** A clock of the simulator's own, to make its time (token expiry) differ from ours. */
+    simulatorClock?: ManualClock;
   } = {},
 ): Promise<MirrorFixture> {
   const clock = manualClock();
-  const { settings, dbPath = join(tempDir(), 'mirror.db'), serviceUrl, ...simOptions } = options;
+  const {
+    settings,
+    dbPath = join(tempDir(), 'mirror.db'),
+    serviceUrl,
+    clientOptions,
+    simulatorClock,
+    ...simOptions
+  } = options;
   const sim = createSimulator({
     seed: 7,
     requests: 120,
     pastDays: 2,
     futureDays: 10,
-    clock,
+    clock: simulatorClock ?? clock,
     ...simOptions,
   });
   const { url: simulatorUrl } = await sim.listen(0, '127.0.0.1');
@@ -61,6 +76,7 @@ export async function startMirror(
     rateLimitPerSec: 0,
     concurrency: 8,
     onCall: (event) => calls.record(event),
+    ...clientOptions,
   });
   const deps: PollDeps = {
     client,

@@ -1,0 +1,151 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { planBackfill, runBackfill } from '../../src/sync/backfill.js';
+import { silentLogger } from '../../src/log.js';
+import type { FaultOptions } from '../../src/simulator/index.js';
+import { startCorruptingProxy } from '../helpers/corrupting-proxy.js';
+import { startMirror, type MirrorFixture } from '../helpers/mirror.js';
+import { expectMirrorEqualsTruth } from '../helpers/truth.js';
+import { manualClock } from './simulator-helpers.js';
+
+/*
+ * Sync and backfill under each kind of service fault. After each: integrity_check ok, no committed
+ * row lost, and one clean cycle makes the database equal the simulator's truth.
+ */
+
+const DAY = 86_400_000;
+let mirror: MirrorFixture;
+let closeProxy: (() => Promise<void>) | undefined;
+const injected: Record<string, number> = {};
+afterEach(async () => {
+  for (const call of mirror?.sim.calls ?? [])
+    if (call.fault) injected[call.fault] = (injected[call.fault] ?? 0) + 1;
+  await mirror?.close();
+  await closeProxy?.();
+  closeProxy = undefined;
+});
+afterAll(() => {
+  // The figures for the record: faults injected by kind across this file.
+  console.log('faults injected by kind:', JSON.stringify(injected));
+});
+
+const storedIds = () =>
+  new Set(
+    (
+      mirror.db.sqlite.prepare('SELECT request_id FROM requests').all() as { request_id: string }[]
+    ).map((row) => row.request_id),
+  );
+
+function expectIntact(before: Set<string>): void {
+  expect(mirror.db.sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
+  const after = storedIds();
+  for (const id of before) expect(after.has(id), id).toBe(true);
+}
+
+async function faultyRound(faults: FaultOptions): Promise<void> {
+  await mirror.cycle();
+  const before = storedIds();
+  mirror.sim.mutate(30);
+  mirror.sim.setFaults(faults);
+  await mirror.cycle();
+  const plan = planBackfill({
+    fromMs: mirror.clock.now() - 3 * DAY,
+    toMs: mirror.clock.now() + 10 * DAY,
+    states: ['awaiting', 'accepted', 'completed', 'canceled'],
+    chunkHours: 48,
+  });
+  await runBackfill(
+    {
+      client: mirror.client,
+      store: mirror.store,
+      clock: mirror.clock,
+      log: silentLogger(),
+      calls: mirror.calls,
+      concurrency: 8,
+    },
+    plan,
+  );
+  expectIntact(before);
+  mirror.sim.setFaults({});
+  const clean = await mirror.cycle();
+  expect(clean.status).toBe('ok');
+  expectMirrorEqualsTruth(mirror);
+}
+
+// A short per-attempt timeout, so "slower than the timeout" stays quick.
+const clientOptions = { timeouts: { attemptMs: 150 } };
+
+describe('service faults', () => {
+  it.each<[string, FaultOptions]>([
+    ['bursts of 5xx', { errorRate: 0.35 }],
+    ['429 with Retry-After', { rateLimitRate: 0.35, retryAfterSec: 1 }],
+    ['dropped connections', { dropRate: 0.25 }],
+    ['truncated bodies', { truncateRate: 0.25 }],
+    ['responses slower than the timeout', { slowMs: 400, slowRate: 0.2 }],
+    [
+      'everything at once',
+      { errorRate: 0.1, rateLimitRate: 0.1, dropRate: 0.1, truncateRate: 0.1 },
+    ],
+  ])('%s: nothing lost, then equal to the truth', async (_name, faults) => {
+    mirror = await startMirror({ requests: 100, clientOptions });
+    await faultyRound(faults);
+  });
+
+  it('a token endpoint that is down fails the cycle cleanly; it recovers when the endpoint returns', async () => {
+    mirror = await startMirror({ requests: 80, clientOptions });
+    await mirror.cycle();
+    const before = storedIds();
+    mirror.sim.mutate(20);
+    mirror.sim.setFaults({ tokenOutage: true });
+    mirror.clock.advance(2 * 3_600_000); // the cached token expires: a new one is needed
+    const down = await mirror.cycle();
+    expect(down.status).toBe('failed');
+    expect(down.error).toMatch(/token/i);
+    expectIntact(before);
+    mirror.sim.setFaults({});
+    expect((await mirror.cycle()).status).toBe('ok');
+    expectMirrorEqualsTruth(mirror);
+  });
+
+  it('tokens that expire mid-cycle are replaced and the call retried once', async () => {
+    const simulatorClock = manualClock();
+    let details = 0;
+    mirror = await startMirror({
+      requests: 120,
+      simulatorClock,
+      serviceUrl: async (target) => {
+        const proxy = await startCorruptingProxy(target, (path) => {
+          // Half way through the details the service's clock passes the token's expiry.
+          if (/\/requests\/[^/]+\/$/.test(path) && ++details === 20)
+            simulatorClock.advance(2 * 3_600_000);
+          return undefined;
+        });
+        closeProxy = proxy.close;
+        return proxy.url;
+      },
+    });
+    const result = await mirror.cycle();
+    expect(result.status).toBe('ok');
+    const unauthorized = mirror.sim.calls.filter((call) => call.status === 401);
+    expect(unauthorized.length).toBeGreaterThan(0);
+    expect(mirror.sim.calls.filter((call) => call.endpoint === 'token').length).toBe(2);
+    simulatorClock.set(mirror.clock.now());
+    expectMirrorEqualsTruth(mirror);
+  });
+
+  it('reports a list endpoint that is gone (404/410 for the whole endpoint) clearly, without retrying it', async () => {
+    mirror = await startMirror({ requests: 50, clientOptions });
+    await mirror.cycle();
+    mirror.sim.setFaults({ gone: ['list'] });
+    mirror.sim.resetCalls();
+    const result = await mirror.cycle();
+    expect(result.status).toBe('failed');
+    expect(result.error).toMatch(/gone|retired|410/i);
+    // One call per state, no retries.
+    expect(mirror.sim.calls.filter((call) => call.endpoint === 'list')).toHaveLength(3);
+    expect(
+      mirror.db.sqlite
+        .prepare('SELECT count(*) AS n FROM requests WHERE unavailable_at IS NOT NULL')
+        .get(),
+    ).toEqual({ n: 0 });
+  });
+});
