@@ -5,6 +5,7 @@ import { isoFromMs } from '../time.js';
 import { runPollCycle, type CycleResult } from '../sync/poll.js';
 import { createSyncContext, type SyncContext } from './context.js';
 import { acquireOwnerLease } from './owner-lease.js';
+import { startOutboxDrainer } from '../outbox/index.js';
 import { createScheduler, parseCronPattern } from './scheduler.js';
 
 /** How long a graceful stop may take before the process is ended regardless. */
@@ -81,6 +82,15 @@ export function startDaemon({
   } else {
     log.warn('polling is off (TRANSPORT_POLL=off)');
   }
+  // Provider actions and GPS samples queued in the outbox tables go out whether or not we poll.
+  const drainer = startOutboxDrainer({
+    store,
+    client: context.client,
+    log,
+    clock: context.clock,
+    intervalMs: config.outboxIntervalMs,
+  });
+  releasers.push(() => drainer.stop());
 
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTransportError } from '../../src/errors.js';
+import type { CycleResult } from '../../src/sync/poll.js';
 import { startMirror, type MirrorFixture } from '../helpers/mirror.js';
 import { expectMirrorEqualsTruth } from '../helpers/truth.js';
 
@@ -18,9 +19,9 @@ describe('database faults', () => {
     mirror.db.sqlite.pragma(`max_page_count = ${pages + 3}`); // a disk with a few pages left
     mirror.sim.addRequests(300, { state: 'accepted', eventAt: mirror.clock.now() + 3_600_000 });
 
-    const outcome = await mirror.cycle().catch((error: unknown) => error);
+    const outcome: CycleResult | unknown = await mirror.cycle().catch((error: unknown) => error);
     if (outcome instanceof Error) expect(isTransportError(outcome, 'db.full'), String(outcome)).toBe(true);
-    else expect(outcome.counts.requestsFailed).toBeGreaterThan(0);
+    else expect((outcome as CycleResult).counts.requestsFailed).toBeGreaterThan(0);
     expect(mirror.db.sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
     expect(count('SELECT count(*) AS n FROM requests')).toBeGreaterThanOrEqual(committed);
     // Every stored request is whole: its locations came with it.
