@@ -1,17 +1,21 @@
 import { configHelpText, configMarkdownTable } from '../config/index.js';
 import { acceptCommand } from './accept.js';
 import { backfillCommand } from './backfill.js';
+import { backupCommand } from './backup.js';
 import { bestTimeCommand } from './best-time.js';
 import { changeRequestCommand } from './change-request.js';
 import { declineCommand } from './decline.js';
 import { demoCommand } from './demo.js';
+import { doctorCommand } from './doctor.js';
 import { EXIT, usageError, type CliIo, type Command } from './command.js';
 import { migrateCommand } from './migrate.js';
 import { locationsCommand } from './locations.js';
 import { reportError } from './output.js';
+import { pruneCommand } from './prune.js';
 import { runCommand } from './run.js';
 import { simulatorCommand } from './simulator.js';
 import { stateCommand } from './state.js';
+import { statusCommand } from './status.js';
 import { syncCommand } from './sync.js';
 import { packageVersion } from './version.js';
 
@@ -26,6 +30,10 @@ const COMMANDS: Command[] = [
   locationsCommand,
   changeRequestCommand,
   bestTimeCommand,
+  statusCommand,
+  doctorCommand,
+  backupCommand,
+  pruneCommand,
   migrateCommand,
   demoCommand,
   simulatorCommand,

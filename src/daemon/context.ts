@@ -1,9 +1,13 @@
-import { createServiceClient, type ServiceClient } from '../api/index.js';
+import {
+  createServiceClient,
+  type ServiceClient,
+  type ServiceClientOptions,
+} from '../api/index.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import { openDatabase, type MirrorDb } from '../db/open.js';
 import { createStore, type Store } from '../db/store.js';
-import type { Logger } from '../log.js';
+import { createRateLimitedLogger, type Logger } from '../log.js';
 import { createCallTally, type CallTally } from '../sync/call-tally.js';
 import type { PollDeps } from '../sync/poll.js';
 
@@ -31,10 +35,13 @@ export function createSyncContext({
   config,
   log,
   clock = systemClock,
+  hooks = {},
 }: {
   config: Config;
   log: Logger;
   clock?: Clock;
+  /** The client's metric hooks (ops/metrics); the call tally is always fed. */
+  hooks?: Pick<ServiceClientOptions, 'onCall' | 'onRetry' | 'onRateLimitedMs'>;
 }): SyncContext {
   const db = openDatabase({ path: config.dbPath });
   const store = createStore({ db, clock });
@@ -50,13 +57,20 @@ export function createSyncContext({
     concurrency: config.concurrency,
     rateLimitPerSec: config.rateLimitPerSec,
     timeouts: { attemptMs: config.httpTimeoutMs },
-    onCall: (event) => calls.record(event),
+    onCall: (event) => {
+      calls.record(event);
+      hooks.onCall?.(event);
+    },
+    onRetry: hooks.onRetry,
+    onRateLimitedMs: hooks.onRateLimitedMs,
   });
+  const syncLog = log.child({ area: 'sync' });
   const pollDeps: PollDeps = {
     client,
     store,
     clock,
-    log: log.child({ area: 'sync' }),
+    log: syncLog,
+    repeatedWarnings: createRateLimitedLogger(syncLog),
     calls,
     settings: {
       windowPastHours: config.windowPastHours,

@@ -1,6 +1,7 @@
 import { redactConfig, type Config } from '../config/index.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { createDaemonOps } from '../ops/index.js';
 import { isoFromMs } from '../time.js';
 import { runPollCycle, type CycleResult } from '../sync/poll.js';
 import { createSyncContext, type SyncContext } from './context.js';
@@ -29,16 +30,20 @@ export function startDaemon({
   log,
   version,
   onCycle,
+  env = process.env,
 }: {
   config: Config;
   log: Logger;
   version: string;
+  /** Where systemd's NOTIFY_SOCKET and WATCHDOG_USEC come from. */
+  env?: NodeJS.ProcessEnv;
   /** Called after each poll cycle (the demo prints it). */
   onCycle?: (result: CycleResult) => void;
 }): Daemon {
   const pattern = parseCronPattern(config.pollCron);
   log.info({ version, config: redactConfig(config) }, 'transport-sync starting');
-  const context = createSyncContext({ config, log });
+  const ops = createDaemonOps({ config, log, env });
+  const context = createSyncContext({ config, log, hooks: ops.metrics });
   const releasers: (() => Promise<void> | void)[] = [() => context.close()];
   try {
     const lease = acquireOwnerLease({
@@ -70,7 +75,9 @@ export function startDaemon({
     log: log.child({ area: 'scheduler' }),
     task: async (signal) => {
       closeAbandonedRuns();
+      const startedAt = Date.now();
       const result = await runPollCycle(context.pollDeps, signal);
+      ops.metrics.observeCycle(result, Date.now() - startedAt);
       onCycle?.(result);
       return result.isListComplete;
     },
@@ -91,6 +98,18 @@ export function startDaemon({
     intervalMs: config.outboxIntervalMs,
   });
   releasers.push(() => drainer.stop());
+  // Pushed last, so it runs first at stop: STOPPING=1 before anything winds down.
+  releasers.push(() => ops.stop());
+  ops
+    .start({
+      db: context.db,
+      clock: context.clock,
+      ...(config.isPollingOn && { scheduler }),
+    })
+    .catch((error: unknown) => {
+      log.error({ err: describeError(error) }, 'operations endpoint failed to start; stopping');
+      void stop();
+    });
 
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));

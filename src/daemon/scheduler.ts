@@ -1,6 +1,6 @@
 import { Cron } from 'croner';
 import { TransportError, describeError } from '../errors.js';
-import type { Logger } from '../log.js';
+import { createRateLimitedLogger, type Logger } from '../log.js';
 
 /** Validates a cron pattern, or throws a config error naming the variable. */
 export function parseCronPattern(pattern: string, env = 'TRANSPORT_POLL_CRON'): string {
@@ -52,6 +52,8 @@ export function createScheduler({
   let failures = 0;
   let resumeAt = 0;
   let cycleStartedAt = 0;
+  // During an outage every cycle fails the same way: say so once a minute, not once a tick.
+  const repeatedErrors = createRateLimitedLogger(log);
 
   // A service that keeps failing is asked less and less often: after k failed cycles in a row the
   // next waits about interval * 2^(k-1), capped, so a months-long outage costs a trickle of calls.
@@ -73,10 +75,14 @@ export function createScheduler({
       );
   };
 
+  // lastProgressAt feeds the systemd watchdog: a tick skipped for backoff is the loop working as
+  // meant, a tick skipped because a cycle hangs past its deadline is not.
   const tick = () => {
     if (isStopped) return;
-    lastProgressAt = Date.now();
-    if (Date.now() < resumeAt) return;
+    if (Date.now() < resumeAt) {
+      lastProgressAt = Date.now();
+      return;
+    }
     if (current) {
       log.warn(
         { nextRun: job?.nextRun()?.toISOString() },
@@ -85,6 +91,7 @@ export function createScheduler({
       return;
     }
     cycleStartedAt = Date.now();
+    lastProgressAt = cycleStartedAt;
     controller = new AbortController();
     const deadline = AbortSignal.timeout(deadlineMs);
     const signal = AbortSignal.any([controller.signal, deadline]);
@@ -93,7 +100,11 @@ export function createScheduler({
       .catch((error: unknown) => {
         if (deadline.aborted)
           log.error({ deadlineMs }, 'cycle passed its deadline and was aborted');
-        else log.error({ err: describeError(error) }, 'cycle failed; the next tick runs as usual');
+        else
+          repeatedErrors.error(
+            { err: describeError(error) },
+            'cycle failed; the next tick runs as usual',
+          );
         recordOutcome(false);
       })
       .finally(() => {

@@ -4,7 +4,7 @@ import type { StoredSummary } from '../db/request-store.js';
 import { emptyCounts, type RunCounts, type RunStatus } from '../db/run-store.js';
 import type { Store } from '../db/store.js';
 import { describeError } from '../errors.js';
-import type { Logger } from '../log.js';
+import type { Logger, RateLimitedLogger } from '../log.js';
 import { isoFromMs, normalizeTimestamp } from '../time.js';
 import type { CallTally } from './call-tally.js';
 import { listFieldsOf, type ListFields } from './normalize.js';
@@ -19,6 +19,8 @@ export interface PollDeps {
   store: Store;
   clock: Clock;
   log: Logger;
+  /** Warnings that repeat every cycle during an outage, logged once a minute with a count. */
+  repeatedWarnings?: RateLimitedLogger;
   calls: CallTally;
   settings: {
     windowPastHours: number;
@@ -79,7 +81,7 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
     } catch (error) {
       isListComplete = false;
       errors.push(`list ${state}: ${describeError(error).message}`);
-      log.warn({ state, err: describeError(error) }, 'list call failed');
+      warn(deps, { state, err: describeError(error) }, 'list call failed');
     }
   }
   if (settings.states.includes('awaiting')) {
@@ -88,7 +90,7 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
     } catch (error) {
       isListComplete = false;
       errors.push(`list awaiting: ${describeError(error).message}`);
-      log.warn({ state: 'awaiting', err: describeError(error) }, 'list call failed');
+      warn(deps, { state: 'awaiting', err: describeError(error) }, 'list call failed');
     }
   }
 
@@ -117,9 +119,11 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
       } catch (error) {
         counts.requestsFailed += 1;
         errors.push(`detail ${id}: ${describeError(error).code}`);
-        log.warn(
+        warn(
+          deps,
           { requestId: id, err: describeError(error) },
           'detail fetch failed; retried next cycle',
+          `detail:${describeError(error).code}`,
         );
       }
     },
@@ -268,4 +272,15 @@ function finishCycle(
 function summarizeErrors(errors: string[]): string {
   const shown = errors.slice(0, 5).join('; ');
   return errors.length > 5 ? `${shown}; and ${errors.length - 5} more` : shown;
+}
+
+/** A warning through the rate-limited logger when there is one. */
+function warn(
+  deps: PollDeps,
+  fields: Record<string, unknown>,
+  message: string,
+  key?: string,
+): void {
+  if (deps.repeatedWarnings) deps.repeatedWarnings.warn(fields, message, key);
+  else deps.log.warn(fields, message);
 }

@@ -1,0 +1,42 @@
+import { loadConfig } from '../config/index.js';
+import { openMigratedForWriting } from '../ops/database.js';
+import { pruneCutoff, pruneHistory } from '../ops/retention.js';
+import { DB_FLAG, EXIT, parseCommandArgs, parseIntegerFlag, type Command } from './command.js';
+
+/** `transport-sync prune`: deletes history past the retention period. */
+export const pruneCommand: Command = {
+  name: 'prune',
+  summary: 'Delete sync runs, webhook events and change-log rows past the retention period',
+  usage: `Usage: transport-sync prune [--days N] [--db PATH]
+
+Deletes finished sync_runs, processed webhook_events and request_changes older than N days
+(default TRANSPORT_RETENTION_DAYS; 0 keeps everything). Requests are never deleted. Safe while
+the daemon runs, which also prunes once a day.`,
+  async run(argv, io) {
+    const { values } = parseCommandArgs(argv, { ...DB_FLAG, days: { type: 'string' } });
+    const config = loadConfig({
+      env: io.env,
+      needsService: false,
+      overrides: { dbPath: values.db },
+    });
+    const days = parseIntegerFlag('days', values.days, {
+      min: 0,
+      max: 36_500,
+      fallback: config.retentionDays,
+    });
+    const db = openMigratedForWriting(config.dbPath);
+    try {
+      const now = Date.now();
+      const counts = pruneHistory({ sqlite: db.sqlite, retentionDays: days, now });
+      const cutoff = pruneCutoff(days, now);
+      io.stdout.write(
+        cutoff === null
+          ? 'retention is 0 days: nothing pruned\n'
+          : `pruned before ${cutoff}: ${counts.syncRuns} sync runs, ${counts.webhookEvents} webhook events, ${counts.requestChanges} request changes\n`,
+      );
+    } finally {
+      db.close();
+    }
+    return EXIT.ok;
+  },
+};

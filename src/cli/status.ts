@@ -1,0 +1,103 @@
+import { loadConfig } from '../config/index.js';
+import { parseCronPattern } from '../daemon/scheduler.js';
+import { openForReading } from '../ops/database.js';
+import { readStatus, type StatusReport, type StatusRun } from '../ops/status.js';
+import { DB_FLAG, EXIT, parseCommandArgs, parseIntegerFlag, type Command } from './command.js';
+
+/** `transport-sync status`: how fresh the mirror is, and why not; exit 1 when stale. */
+export const statusCommand: Command = {
+  name: 'status',
+  summary: 'Show how fresh the mirror is and what the last runs did (exit 1 when stale)',
+  usage: `Usage: transport-sync status [--json] [--runs N] [--db PATH]
+
+Reads the database (read-only, never migrates) and prints the last successful cycle and its
+age, the last N runs (default 5) with their counts and errors, requests by state, unavailable
+and quarantined counts, webhook events received and pending, the outbox, the database size and
+schema version. --json prints one JSON object with stable snake_case keys (see the README).
+The mirror is stale when no cycle has succeeded yet, or the last success is older than
+TRANSPORT_STALE_AFTER_CYCLES poll intervals (the interval comes from TRANSPORT_POLL_CRON).
+Exit codes: 0 fresh, 1 stale, never synced or no database, 2 bad usage or configuration.`,
+  async run(argv, io) {
+    const { values } = parseCommandArgs(argv, {
+      ...DB_FLAG,
+      json: { type: 'boolean' },
+      runs: { type: 'string' },
+    });
+    const runs = parseIntegerFlag('runs', values.runs, { min: 0, max: 1000, fallback: 5 });
+    const config = loadConfig({
+      env: io.env,
+      needsService: false,
+      overrides: { dbPath: values.db },
+    });
+    const pollCron = parseCronPattern(config.pollCron);
+    const db = openForReading(config.dbPath);
+    let report: StatusReport;
+    try {
+      report = readStatus({
+        sqlite: db.sqlite,
+        dbPath: config.dbPath,
+        nowMs: Date.now(),
+        pollCron,
+        staleAfterCycles: config.staleAfterCycles,
+        isPollingOn: config.isPollingOn,
+        runs,
+      });
+    } finally {
+      db.close();
+    }
+    io.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report));
+    return report.is_stale ? EXIT.failure : EXIT.ok;
+  },
+};
+
+/** The human form: a headline an operator reads first, then one line per area. */
+export function formatStatus(report: StatusReport): string {
+  const headline = !report.is_polling_on
+    ? 'polling off (webhooks only)'
+    : report.last_success_at === null
+      ? 'STALE: no poll cycle has succeeded yet'
+      : report.is_stale
+        ? 'STALE'
+        : 'fresh';
+  const success =
+    report.last_success_at === null
+      ? 'never'
+      : `${report.last_success_at} (${report.freshness_seconds} s ago)`;
+  const states = Object.entries(report.requests_by_state)
+    .map(([state, n]) => `${state} ${n}`)
+    .join(', ');
+  const lines = [
+    `transport-sync status: ${headline}`,
+    `  last success    ${success}; stale after ${report.stale_after_seconds} s (poll interval ${report.poll_interval_seconds} s)`,
+    `  requests        ${report.requests_total}${states ? ` (${states})` : ''}, unavailable ${report.unavailable}`,
+    `  quarantined     ${report.quarantined}`,
+    `  webhook events  ${report.webhook_events.received} received, ${report.webhook_events.pending} pending, ${report.webhook_events.failed} failed`,
+    `  outbox          ${report.outbox.pending} pending, ${report.outbox.failed} failed`,
+    `  database        ${report.database_path} (${formatBytes(report.database_bytes)}, WAL ${formatBytes(report.wal_bytes)}), schema version ${report.schema_version} of ${report.known_schema_version}`,
+  ];
+  if (report.last_runs.length > 0) lines.push('last runs:', ...report.last_runs.map(formatRun));
+  return `${lines.join('\n')}\n`;
+}
+
+function formatRun(run: StatusRun): string {
+  const took = run.duration_seconds === null ? 'running' : `${run.duration_seconds.toFixed(1)} s`;
+  const line =
+    `  #${run.run_id} ${run.kind} ${run.status} at ${run.started_at} (${took}): ` +
+    `${run.requests_seen} seen, ${run.requests_new} new, ${run.requests_changed} changed, ` +
+    `${run.requests_unavailable} unavailable, ${run.requests_failed} failed, ` +
+    `${run.requests_quarantined} quarantined; ${run.list_calls} list, ${run.detail_calls} detail calls, ` +
+    `${run.retries} retries`;
+  return run.error ? `${line}\n      error: ${run.error}` : line;
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}

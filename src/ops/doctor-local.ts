@@ -1,0 +1,137 @@
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { SETTINGS } from '../config/index.js';
+import { knownMigrations, schemaVersion } from '../db/open.js';
+import type { CheckResult } from './doctor.js';
+
+/*
+ * The doctor's checks of this machine: the secret file, the database and its file modes. They
+ * look and never touch: no file is created, chmod-ed or migrated (openDatabase would do all
+ * three), so what they report is what the daemon will find.
+ */
+
+/** The client secret's source: a file not readable by others, or a warning for the environment. */
+export function checkSecretFile(env: NodeJS.ProcessEnv): CheckResult {
+  const name = 'client secret';
+  const file =
+    env[SETTINGS.clientSecretFile.env]?.trim() ||
+    (env.CREDENTIALS_DIRECTORY ? join(env.CREDENTIALS_DIRECTORY, 'client_secret') : undefined);
+  if (env[SETTINGS.clientSecret.env]?.trim() && !file) {
+    return {
+      name,
+      status: 'warn',
+      detail: `${SETTINGS.clientSecret.env} is in the environment, where other tools and crash reports can see it`,
+      hint: `Put it in a file (mode 0600) named by ${SETTINGS.clientSecretFile.env}, or a systemd credential (LoadCredential=client_secret:...).`,
+    };
+  }
+  if (!file || !existsSync(file)) {
+    return { name, status: 'skip', detail: 'no secret file (see the configuration check)' };
+  }
+  const mode = statSync(file).mode & 0o777;
+  if (mode & 0o004) {
+    return {
+      name,
+      status: 'fail',
+      detail: `${file} is readable by every user (mode ${octal(mode)})`,
+      hint: `chmod 600 ${file} (and chown it to the user the daemon runs as).`,
+    };
+  }
+  return { name, status: 'ok', detail: `${file} (mode ${octal(mode)})` };
+}
+
+/** The database exists, opens, is migrated to this version, and this user can write it. */
+export function checkDatabase(path: string): CheckResult[] {
+  if (!existsSync(path)) {
+    return [
+      {
+        name: 'database',
+        status: 'fail',
+        detail: `no database at ${path}`,
+        hint: 'Check TRANSPORT_DB; `transport-sync migrate` creates the database.',
+      },
+    ];
+  }
+  let sqlite: Database.Database;
+  try {
+    sqlite = new Database(path, { fileMustExist: true });
+    sqlite.pragma('busy_timeout = 5000');
+  } catch (error) {
+    return [
+      {
+        name: 'database',
+        status: 'fail',
+        detail: `cannot open ${path}: ${(error as Error).message}`,
+        hint: 'Check that the file is an SQLite database and that this user may read it.',
+      },
+    ];
+  }
+  try {
+    return [checkSchema(sqlite), checkWritable(sqlite, path)];
+  } finally {
+    sqlite.close();
+  }
+}
+
+function checkSchema(sqlite: Database.Database): CheckResult {
+  const applied = schemaVersion(sqlite);
+  const known = knownMigrations().length;
+  if (applied === known) return { name: 'schema', status: 'ok', detail: `version ${applied}` };
+  return applied < known
+    ? {
+        name: 'schema',
+        status: 'fail',
+        detail: `schema version ${applied}, this version needs ${known}`,
+        hint: 'Run `transport-sync migrate` (the daemon also migrates when it starts).',
+      }
+    : {
+        name: 'schema',
+        status: 'fail',
+        detail: `schema version ${applied} is newer than this version knows (${known})`,
+        hint: 'Run the transport-sync version that wrote it, or restore a backup made by this one.',
+      };
+}
+
+/** A write inside a transaction that is rolled back: proves the lock and the file, changes nothing. */
+function checkWritable(sqlite: Database.Database, path: string): CheckResult {
+  try {
+    sqlite.exec('BEGIN IMMEDIATE');
+    try {
+      sqlite.exec('CREATE TABLE transport_sync_doctor_probe (x INTEGER)');
+    } finally {
+      sqlite.exec('ROLLBACK');
+    }
+    return { name: 'database writable', status: 'ok', detail: path };
+  } catch (error) {
+    const message = (error as Error).message;
+    const isBusy = /locked|busy/i.test(message);
+    return {
+      name: 'database writable',
+      status: 'fail',
+      detail: `${path}: ${message}`,
+      hint: isBusy
+        ? 'Another process held the write lock for 5 s: look for a stuck sqlite3 shell or a long report query.'
+        : 'Run doctor as the daemon user; the file, its -wal/-shm and the directory must be writable by it.',
+    };
+  }
+}
+
+/** The database and its -wal and -shm: private to their owner (0600), as they hold patient data. */
+export function checkFileModes(path: string): CheckResult {
+  const loose = [path, `${path}-wal`, `${path}-shm`]
+    .filter((file) => existsSync(file))
+    .map((file) => ({ file, mode: statSync(file).mode & 0o777 }))
+    .filter(({ mode }) => (mode & 0o077) !== 0);
+  if (loose.length === 0)
+    return { name: 'file modes', status: 'ok', detail: 'database files 0600' };
+  return {
+    name: 'file modes',
+    status: 'fail',
+    detail: loose.map(({ file, mode }) => `${file} is ${octal(mode)}`).join(', '),
+    hint: `chmod 600 ${loose.map(({ file }) => file).join(' ')} (the daemon also tightens them at start).`,
+  };
+}
+
+function octal(mode: number): string {
+  return `0${mode.toString(8).padStart(3, '0')}`;
+}

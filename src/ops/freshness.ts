@@ -1,0 +1,126 @@
+import { Cron } from 'croner';
+import type Database from 'better-sqlite3';
+import { LAST_SUCCESS_KEY } from '../sync/poll.js';
+
+/** How fresh the mirror is, and whether that counts as stale. */
+export interface Freshness {
+  /** End of the last cycle that completed every list call; null before the first. */
+  lastSuccessAt: string | null;
+  /** Age of that cycle in whole seconds; null before the first. */
+  freshnessSeconds: number | null;
+  /** The gap between the schedule's next two runs. */
+  pollIntervalSeconds: number;
+  /** staleAfterCycles × the poll interval. */
+  staleAfterSeconds: number;
+  /** No success yet, or the last one is older than staleAfterSeconds. */
+  isStale: boolean;
+}
+
+/** What `/readyz` answers. */
+export interface Readiness {
+  ready: boolean;
+  reason: string;
+  lastSuccessAt: string | null;
+  freshnessSeconds: number | null;
+  staleAfterSeconds: number | null;
+}
+
+/**
+ * The poll interval of a cron pattern: the gap between its next two runs after `fromMs`. For an
+ * irregular pattern (working hours only, say) this is the gap that applies now.
+ */
+export function pollIntervalMs(pattern: string, fromMs: number): number {
+  const job = new Cron(pattern, { paused: true });
+  try {
+    const [first, second] = job.nextRuns(2, new Date(fromMs));
+    // A pattern with fewer than two future runs (a fixed date) never goes stale by schedule.
+    if (!first || !second) return Number.POSITIVE_INFINITY;
+    return second.getTime() - first.getTime();
+  } finally {
+    job.stop();
+  }
+}
+
+/** Reads the last success time the poll cycle records in sync_state (null when absent). */
+export function readLastSuccessAt(sqlite: Database.Database): string | null {
+  const hasTable = sqlite
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sync_state'")
+    .get();
+  if (!hasTable) return null;
+  const row = sqlite.prepare('SELECT value FROM sync_state WHERE key = ?').get(LAST_SUCCESS_KEY) as
+    { value: string } | undefined;
+  return row?.value ?? null;
+}
+
+/** Freshness of `lastSuccessAt` at `nowMs`, against staleAfterCycles intervals of `pollCron`. */
+export function assessFreshness({
+  lastSuccessAt,
+  nowMs,
+  pollCron,
+  staleAfterCycles,
+}: {
+  lastSuccessAt: string | null;
+  nowMs: number;
+  pollCron: string;
+  staleAfterCycles: number;
+}): Freshness {
+  const intervalMs = pollIntervalMs(pollCron, nowMs);
+  const staleAfterMs = intervalMs * staleAfterCycles;
+  const successMs = lastSuccessAt === null ? Number.NaN : Date.parse(lastSuccessAt);
+  // A clock stepped backwards would give a negative age: count it as just now.
+  const ageMs = Number.isFinite(successMs) ? Math.max(0, nowMs - successMs) : null;
+  return {
+    lastSuccessAt,
+    freshnessSeconds: ageMs === null ? null : Math.floor(ageMs / 1000),
+    pollIntervalSeconds: intervalMs / 1000,
+    staleAfterSeconds: staleAfterMs / 1000,
+    isStale: ageMs === null || ageMs > staleAfterMs,
+  };
+}
+
+/**
+ * The readiness check of `/readyz`: ready while the last successful cycle is fresher than
+ * staleAfterCycles poll intervals. Read from the database at every call, so it agrees with
+ * `transport-sync status` and survives restarts. With polling off there is no cycle to judge:
+ * the mirror is fed by webhooks alone, and the process counts as ready.
+ */
+export function createReadiness({
+  sqlite,
+  now,
+  pollCron,
+  staleAfterCycles,
+  isPollingOn,
+}: {
+  sqlite: Database.Database;
+  now: () => number;
+  pollCron: string;
+  staleAfterCycles: number;
+  isPollingOn: boolean;
+}): () => Readiness {
+  return () => {
+    if (!isPollingOn) {
+      return {
+        ready: true,
+        reason: 'polling is off; freshness is not tracked',
+        lastSuccessAt: null,
+        freshnessSeconds: null,
+        staleAfterSeconds: null,
+      };
+    }
+    const lastSuccessAt = readLastSuccessAt(sqlite);
+    const freshness = assessFreshness({ lastSuccessAt, nowMs: now(), pollCron, staleAfterCycles });
+    const reason =
+      freshness.lastSuccessAt === null
+        ? 'no poll cycle has completed yet'
+        : freshness.isStale
+          ? `the last successful cycle is ${freshness.freshnessSeconds} s old (stale after ${freshness.staleAfterSeconds} s)`
+          : 'fresh';
+    return {
+      ready: !freshness.isStale,
+      reason,
+      lastSuccessAt: freshness.lastSuccessAt,
+      freshnessSeconds: freshness.freshnessSeconds,
+      staleAfterSeconds: freshness.staleAfterSeconds,
+    };
+  };
+}

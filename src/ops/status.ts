@@ -1,0 +1,126 @@
+import type Database from 'better-sqlite3';
+import { knownMigrations, schemaVersion } from '../db/open.js';
+import { isoFromMs } from '../time.js';
+import { databaseBytes, readMirrorFacts } from './facts.js';
+import { assessFreshness, readLastSuccessAt } from './freshness.js';
+
+/** One sync_runs row as `status` shows it. */
+export interface StatusRun {
+  run_id: number;
+  kind: string;
+  status: string;
+  started_at: string;
+  finished_at: string | null;
+  duration_seconds: number | null;
+  list_calls: number;
+  detail_calls: number;
+  retries: number;
+  requests_seen: number;
+  requests_new: number;
+  requests_changed: number;
+  requests_unchanged: number;
+  requests_unavailable: number;
+  requests_failed: number;
+  requests_quarantined: number;
+  error: string | null;
+}
+
+/**
+ * The `status --json` document. Keys are a public interface for scripts and monitoring: stable,
+ * snake_case; add keys freely, never rename one.
+ */
+export interface StatusReport {
+  generated_at: string;
+  database_path: string;
+  database_bytes: number;
+  wal_bytes: number;
+  schema_version: number;
+  known_schema_version: number;
+  is_polling_on: boolean;
+  last_success_at: string | null;
+  freshness_seconds: number | null;
+  poll_interval_seconds: number;
+  stale_after_seconds: number;
+  is_stale: boolean;
+  last_runs: StatusRun[];
+  requests_total: number;
+  requests_by_state: Record<string, number>;
+  unavailable: number;
+  quarantined: number;
+  webhook_events: { received: number; pending: number; failed: number };
+  outbox: { pending: number; failed: number };
+}
+
+/** What `readStatus` needs: an open (read-only is enough) database and the schedule settings. */
+export interface StatusInput {
+  sqlite: Database.Database;
+  dbPath: string;
+  nowMs: number;
+  pollCron: string;
+  staleAfterCycles: number;
+  isPollingOn: boolean;
+  /** How many recent runs to list (default 5). */
+  runs?: number;
+}
+
+/**
+ * Reads the status report. Never writes. With polling off, freshness is still reported but the
+ * mirror is not called stale: webhooks alone feed it and no cycle is expected.
+ */
+export function readStatus(input: StatusInput): StatusReport {
+  const { sqlite } = input;
+  const facts = readMirrorFacts(sqlite);
+  const freshness = assessFreshness({
+    lastSuccessAt: readLastSuccessAt(sqlite),
+    nowMs: input.nowMs,
+    pollCron: input.pollCron,
+    staleAfterCycles: input.staleAfterCycles,
+  });
+  const bytes = databaseBytes(input.dbPath);
+  const outbox = facts.outbox;
+  const available = Object.values(facts.requestsByState).reduce((sum, n) => sum + n, 0);
+  return {
+    generated_at: isoFromMs(input.nowMs),
+    database_path: input.dbPath,
+    database_bytes: bytes.database,
+    wal_bytes: bytes.wal,
+    schema_version: schemaVersion(sqlite),
+    known_schema_version: knownMigrations().length,
+    is_polling_on: input.isPollingOn,
+    last_success_at: freshness.lastSuccessAt,
+    freshness_seconds: freshness.freshnessSeconds,
+    poll_interval_seconds: freshness.pollIntervalSeconds,
+    stale_after_seconds: freshness.staleAfterSeconds,
+    is_stale: input.isPollingOn && freshness.isStale,
+    last_runs: lastRuns(sqlite, input.runs ?? 5),
+    requests_total: available + facts.unavailable,
+    requests_by_state: facts.requestsByState,
+    unavailable: facts.unavailable,
+    quarantined: facts.quarantined,
+    webhook_events: facts.webhookEvents,
+    outbox: {
+      pending: outbox.locations.pending + outbox.actions.pending,
+      failed: outbox.locations.failed + outbox.actions.failed,
+    },
+  };
+}
+
+function lastRuns(sqlite: Database.Database, limit: number): StatusRun[] {
+  const hasTable = sqlite
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sync_runs'")
+    .get();
+  if (!hasTable) return [];
+  const rows = sqlite
+    .prepare(
+      `SELECT run_id, kind, status, started_at, finished_at, list_calls, detail_calls, retries,
+         requests_seen, requests_new, requests_changed, requests_unchanged, requests_unavailable,
+         requests_failed, requests_quarantined, error
+       FROM sync_runs ORDER BY run_id DESC LIMIT ?`,
+    )
+    .all(limit) as Omit<StatusRun, 'duration_seconds'>[];
+  return rows.map(({ run_id, kind, status, started_at, finished_at, ...counts }) => {
+    const ms = finished_at ? Date.parse(finished_at) - Date.parse(started_at) : Number.NaN;
+    const duration_seconds = Number.isFinite(ms) ? ms / 1000 : null;
+    return { run_id, kind, status, started_at, finished_at, duration_seconds, ...counts };
+  });
+}

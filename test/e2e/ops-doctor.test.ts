@@ -1,0 +1,147 @@
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  cleanEnv,
+  runCli,
+  serviceEnv,
+  startSimulatorProcess,
+  type RunningCli,
+} from '../helpers/cli.js';
+import { tempDir } from '../helpers/records.js';
+
+let sim: RunningCli & { url: string };
+beforeAll(async () => {
+  sim = await startSimulatorProcess(['--requests', '30']);
+});
+afterAll(async () => {
+  if (sim.child.exitCode === null) sim.child.kill('SIGKILL');
+  await sim.exited;
+});
+
+/** A healthy setup: the secret in a 0600 file, a migrated database. */
+async function healthyEnv(url: string, extra: Record<string, string> = {}) {
+  const dir = tempDir();
+  const secretFile = join(dir, 'client_secret');
+  writeFileSync(secretFile, 'demo-secret\n', { mode: 0o600 });
+  const db = join(dir, 'mirror.db');
+  const env = serviceEnv(url, {
+    TRANSPORT_DB: db,
+    TRANSPORT_CLIENT_SECRET_FILE: secretFile,
+    ...extra,
+  });
+  delete env.TRANSPORT_CLIENT_SECRET;
+  expect((await runCli(['migrate'], env)).code).toBe(0);
+  return { env, db, secretFile };
+}
+
+/** The line of one check and the "what to do" line under it, if any. */
+function check(stdout: string, name: string): { line: string; todo?: string } {
+  const lines = stdout.split('\n');
+  const index = lines.findIndex((line) => line.slice(6).startsWith(name));
+  if (index < 0) throw new Error(`no ${name} check in:\n${stdout}`);
+  const next = lines[index + 1];
+  return {
+    line: lines[index]!,
+    todo: next?.startsWith('      what to do: ') ? next.slice(18) : undefined,
+  };
+}
+
+describe('transport-sync doctor', () => {
+  it('passes every check on a healthy setup (exit 0)', async () => {
+    const { env } = await healthyEnv(sim.url);
+    const result = await runCli(['doctor'], env);
+    expect(result.code, result.stdout).toBe(0);
+    const names = [
+      'configuration',
+      'client secret',
+      'file modes',
+      'schema',
+      'database writable',
+      'token endpoint',
+      'list call',
+      'clock',
+    ];
+    for (const name of names) expect(check(result.stdout, name).line).toMatch(/^ok {4}/);
+    expect(result.stdout).not.toContain('demo-secret');
+    const json = await runCli(['doctor', '--json'], env);
+    expect(JSON.parse(json.stdout).map((c: { status: string }) => c.status)).toEqual(
+      names.map(() => 'ok'),
+    );
+  });
+
+  it('fails the token check of an unreachable URL and says what to do', async () => {
+    const { env } = await healthyEnv('http://127.0.0.1:9');
+    const result = await runCli(['doctor'], env);
+    expect(result.code).toBe(1);
+    const token = check(result.stdout, 'token endpoint');
+    expect(token.line).toMatch(
+      /^FAIL {2}token endpoint: could not obtain an access token.*TRANSPORT_AUTH_URL is http:\/\/127\.0\.0\.1:9/,
+    );
+    expect(token.todo).toMatch(/token endpoint \(auth URL\) is reachable and correct/);
+    expect(check(result.stdout, 'list call').line).toMatch(/^skip {2}list call: no token/);
+    // The local checks still ran.
+    expect(check(result.stdout, 'schema').line).toMatch(/^ok/);
+  });
+
+  it('fails the token check of wrong credentials and names the variables to fix', async () => {
+    const { env, secretFile } = await healthyEnv(sim.url);
+    writeFileSync(secretFile, 'wrong-secret');
+    const result = await runCli(['doctor'], env);
+    expect(result.code).toBe(1);
+    const token = check(result.stdout, 'token endpoint');
+    expect(token.line).toMatch(
+      /^FAIL {2}token endpoint: the token endpoint rejected the client credentials/,
+    );
+    expect(token.todo).toMatch(/Check TRANSPORT_CLIENT_ID and TRANSPORT_CLIENT_SECRET/);
+    expect(result.stdout).not.toContain('wrong-secret');
+  });
+
+  it('says chmod 600 for a database or secret file others can read', async () => {
+    const { env, db, secretFile } = await healthyEnv(sim.url);
+    chmodSync(db, 0o644);
+    chmodSync(secretFile, 0o644);
+    const result = await runCli(['doctor'], env);
+    expect(result.code).toBe(1);
+    const modes = check(result.stdout, 'file modes');
+    expect(modes.line).toContain(`${db} is 0644`);
+    expect(modes.todo).toMatch(new RegExp(`^chmod 600 ${db}`));
+    const secret = check(result.stdout, 'client secret');
+    expect(secret.line).toMatch(/^FAIL .*readable by every user \(mode 0644\)/);
+    expect(secret.todo).toMatch(new RegExp(`^chmod 600 ${secretFile}`));
+  });
+
+  it('fails an unmigrated database and a missing one, pointing at migrate', async () => {
+    const { env, db } = await healthyEnv(sim.url);
+    const old = join(tempDir(), 'old.db');
+    const sqlite = new Database(old);
+    sqlite.exec('CREATE TABLE legacy (x)');
+    sqlite.close();
+    chmodSync(old, 0o600);
+    const unmigrated = await runCli(['doctor', '--db', old], env);
+    expect(unmigrated.code).toBe(1);
+    const schema = check(unmigrated.stdout, 'schema');
+    expect(schema.line).toMatch(/^FAIL {2}schema: schema version 0, this version needs \d+/);
+    expect(schema.todo).toMatch(/transport-sync migrate/);
+    // The doctor looked and changed nothing: still unmigrated.
+    const after = new Database(old, { readonly: true });
+    expect(
+      after.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'requests'").get(),
+    ).toEqual({ n: 0 });
+    after.close();
+
+    const missing = await runCli(['doctor', '--db', `${db}.nope`], env);
+    expect(missing.code).toBe(1);
+    expect(check(missing.stdout, 'database').line).toMatch(/^FAIL {2}database: no database at/);
+  });
+
+  it('reports invalid configuration and skips what depends on it', async () => {
+    const result = await runCli(['doctor'], cleanEnv({ TRANSPORT_DB: join(tempDir(), 'x.db') }));
+    expect(result.code).toBe(1);
+    expect(check(result.stdout, 'configuration').line).toMatch(
+      /^FAIL {2}configuration: invalid configuration: TRANSPORT_AUTH_URL is required/,
+    );
+    expect(check(result.stdout, 'token endpoint').line).toMatch(/^skip/);
+  });
+});

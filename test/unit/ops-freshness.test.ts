@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase, type MirrorDb } from '../../src/db/open.js';
+import { assessFreshness, createReadiness, pollIntervalMs } from '../../src/ops/freshness.js';
+import { createProgressCheck } from '../../src/ops/watchdog.js';
+import { LAST_SUCCESS_KEY } from '../../src/sync/poll.js';
+
+const T0 = Date.UTC(2025, 5, 15, 12, 0, 0);
+const iso = (ms: number) => new Date(ms).toISOString();
+
+let db: MirrorDb | undefined;
+afterEach(() => db?.close());
+
+describe('the poll interval of a cron pattern', () => {
+  it('is the gap between the next two runs', () => {
+    expect(pollIntervalMs('0 * * * * *', T0)).toBe(60_000);
+    expect(pollIntervalMs('*/5 * * * *', T0)).toBe(300_000);
+    expect(pollIntervalMs('*/2 * * * * *', T0 + 500)).toBe(2000);
+  });
+});
+
+describe('freshness', () => {
+  const base = { nowMs: T0, pollCron: '0 * * * * *', staleAfterCycles: 3 };
+
+  it('is stale before any success', () => {
+    expect(assessFreshness({ ...base, lastSuccessAt: null })).toEqual({
+      lastSuccessAt: null,
+      freshnessSeconds: null,
+      pollIntervalSeconds: 60,
+      staleAfterSeconds: 180,
+      isStale: true,
+    });
+  });
+
+  it('is fresh up to staleAfterCycles intervals, stale past them', () => {
+    const at = (ageMs: number) => assessFreshness({ ...base, lastSuccessAt: iso(T0 - ageMs) });
+    expect(at(42_500)).toMatchObject({ freshnessSeconds: 42, isStale: false });
+    expect(at(180_000)).toMatchObject({ freshnessSeconds: 180, isStale: false });
+    expect(at(180_001)).toMatchObject({ freshnessSeconds: 180, isStale: true });
+  });
+
+  it('counts a success in the future (a clock stepped back) as just now', () => {
+    expect(assessFreshness({ ...base, lastSuccessAt: iso(T0 + 5000) })).toMatchObject({
+      freshnessSeconds: 0,
+      isStale: false,
+    });
+  });
+});
+
+describe('readiness', () => {
+  it('reads the last success from sync_state at every call', () => {
+    db = openDatabase({ path: ':memory:' });
+    let now = T0;
+    const readiness = createReadiness({
+      sqlite: db.sqlite,
+      now: () => now,
+      pollCron: '0 * * * * *',
+      staleAfterCycles: 2,
+      isPollingOn: true,
+    });
+    expect(readiness()).toMatchObject({ ready: false, reason: 'no poll cycle has completed yet' });
+    db.sqlite
+      .prepare('INSERT INTO sync_state (key, value, updated_at) VALUES (?, ?, ?)')
+      .run(LAST_SUCCESS_KEY, iso(T0), iso(T0));
+    expect(readiness()).toMatchObject({ ready: true, reason: 'fresh', freshnessSeconds: 0 });
+    now = T0 + 121_000;
+    expect(readiness()).toEqual({
+      ready: false,
+      reason: 'the last successful cycle is 121 s old (stale after 120 s)',
+      lastSuccessAt: iso(T0),
+      freshnessSeconds: 121,
+      staleAfterSeconds: 120,
+    });
+  });
+
+  it('is ready with polling off: nothing to be fresh about', () => {
+    db = openDatabase({ path: ':memory:' });
+    const readiness = createReadiness({
+      sqlite: db.sqlite,
+      now: () => T0,
+      pollCron: '0 * * * * *',
+      staleAfterCycles: 2,
+      isPollingOn: false,
+    });
+    expect(readiness()).toMatchObject({ ready: true });
+  });
+});
+
+describe('the scheduler progress check behind the watchdog', () => {
+  it('holds while the last progress is within interval + deadline + grace', () => {
+    let now = T0;
+    const isProgressing = createProgressCheck({
+      lastProgressAt: () => T0,
+      pollCron: '0 * * * * *',
+      cycleDeadlineMs: 600_000,
+      now: () => now,
+    });
+    expect(isProgressing()).toBe(true);
+    now = T0 + 60_000 + 600_000 + 30_000;
+    expect(isProgressing()).toBe(true);
+    now += 1;
+    expect(isProgressing()).toBe(false);
+  });
+});
