@@ -62,14 +62,14 @@ queries to try. Needs no credentials. Ctrl-C stops both.`,
     const log = createLogger({ level: config.logLevel, destination: io.stderr });
     const absolute = resolve(dbPath);
     io.stdout.write(demoIntro(url, absolute));
-    const daemon = startDaemon({
+    const daemon = await startDaemon({
       config,
       log,
       version: packageVersion(),
-      onCycle: ({ runId, status, counts }) => {
-        const total = daemon.context.db.sqlite
-          .prepare('SELECT count(*) AS n FROM requests')
-          .get() as { n: number };
+      onCycle: ({ runId, status, counts }, context) => {
+        const total = context.db.sqlite.prepare('SELECT count(*) AS n FROM requests').get() as {
+          n: number;
+        };
         io.stdout.write(
           `cycle ${runId} ${status}: ${counts.requestsNew} new, ${counts.requestsChanged} changed, ` +
             `${counts.requestsUnavailable} unavailable (${counts.listCalls} list, ${counts.detailCalls} detail calls); ` +

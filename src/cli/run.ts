@@ -19,7 +19,7 @@ gracefully (exit 0); a second signal ends it at once.`,
       dbPath: values.db,
       logTo: 'stdout',
     });
-    const daemon = startDaemon({ config, log, version: packageVersion() });
+    const daemon = await startDaemon({ config, log, version: packageVersion() });
     const release = handleSignals(daemon, log);
     await daemon.stopped;
     release();

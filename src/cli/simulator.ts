@@ -28,7 +28,13 @@ Options:
   --mutate-per-tick N  mutations per tick (default 3)
   --latency MS         added to every API response (default 0)
   --fault-rate F       share of API calls, 0 to 1, that fail: split evenly between 5xx, 429,
-                       dropped connections and truncated bodies (default 0)`;
+                       dropped connections and truncated bodies (default 0)
+  --webhook-url URL    send a signed v2.0 webhook for every change to this receiver (e.g. the
+                       daemon's TRANSPORT_WEBHOOK_LISTEN address and TRANSPORT_WEBHOOK_PATH),
+                       retried at once, after 8 s and after 64 s
+  --webhook-public-key-file FILE
+                       where to write the public key (PEM) of the key pair generated to sign
+                       them; required with --webhook-url (TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE)`;
 
 /** Resolves when the process is asked to stop (SIGINT or SIGTERM). */
 function waitForSignal(): Promise<void> {
@@ -52,6 +58,23 @@ function parseRate(value: string | undefined): number {
   return rate;
 }
 
+function parseWebhookFlags(
+  url: string | undefined,
+  publicKeyFile: string | undefined,
+): { url: string; publicKeyFile: string } | undefined {
+  if (url === undefined && publicKeyFile === undefined) return undefined;
+  if (!url || !/^https?:\/\/[^\s]+$/.test(url) || !URL.canParse(url)) {
+    throw usageError(`--webhook-url must be an http(s) URL, got "${url ?? ''}"`);
+  }
+  if (!publicKeyFile) {
+    throw usageError(
+      '--webhook-url needs --webhook-public-key-file',
+      'the receiver verifies signatures with the public key written there',
+    );
+  }
+  return { url, publicKeyFile };
+}
+
 /** Builds the command; `waitForStop` is injectable so tests can stop it without a signal. */
 export function createSimulatorCommand(waitForStop: () => Promise<void> = waitForSignal): Command {
   return {
@@ -70,6 +93,8 @@ export function createSimulatorCommand(waitForStop: () => Promise<void> = waitFo
         'mutate-per-tick': { type: 'string' },
         latency: { type: 'string' },
         'fault-rate': { type: 'string' },
+        'webhook-url': { type: 'string' },
+        'webhook-public-key-file': { type: 'string' },
       });
       const int = (name: string, min: number, max: number, fallback: number) =>
         parseIntegerFlag(name, values[name as keyof typeof values], { min, max, fallback });
@@ -84,6 +109,7 @@ export function createSimulatorCommand(waitForStop: () => Promise<void> = waitFo
       const faultRate = parseRate(values['fault-rate']);
       const host = values.host ?? '127.0.0.1';
       if (host.trim() === '') throw usageError('--host must not be empty');
+      const webhooks = parseWebhookFlags(values['webhook-url'], values['webhook-public-key-file']);
 
       const share = faultRate / 4;
       const simulator = createSimulator({
@@ -93,6 +119,7 @@ export function createSimulatorCommand(waitForStop: () => Promise<void> = waitFo
         tokenTtlSec,
         latencyMs,
         faults: { errorRate: share, rateLimitRate: share, dropRate: share, truncateRate: share },
+        webhooks,
         log: createLogger({ level: io.env.LOG_LEVEL ?? 'warn', destination: io.stderr }),
       });
       const { url } = await simulator.listen(port, host).catch((error: unknown) => {
@@ -107,6 +134,11 @@ export function createSimulatorCommand(waitForStop: () => Promise<void> = waitFo
       io.stdout.write(
         `simulator listening on ${url} (client id demo-client, secret demo-secret; seed ${seed}, ${requests} requests)\n`,
       );
+      if (webhooks) {
+        io.stdout.write(
+          `sending webhooks to ${webhooks.url}; public key written to ${webhooks.publicKeyFile}\n`,
+        );
+      }
       await waitForStop();
       await simulator.close();
       io.stdout.write('simulator stopped\n');

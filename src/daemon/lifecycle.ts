@@ -7,6 +7,7 @@ import { runPollCycle, type CycleResult } from '../sync/poll.js';
 import { createSyncContext, type SyncContext } from './context.js';
 import { acquireOwnerLease } from './owner-lease.js';
 import { startOutboxDrainer } from '../outbox/index.js';
+import { startWebhookService } from '../webhooks/index.js';
 import { createScheduler, parseCronPattern } from './scheduler.js';
 
 /** How long a graceful stop may take before the process is ended regardless. */
@@ -22,10 +23,11 @@ export interface Daemon {
 }
 
 /**
- * Starts the daemon: database open and migrated, the scheduler polling on its cron pattern. Releasers
- * run in reverse order of acquisition at stop.
+ * Starts the daemon: database open and migrated, the scheduler polling on its cron pattern, the
+ * outbox drainer, the monitoring endpoint and the webhook receiver when configured. Releasers run
+ * in reverse order of acquisition at stop. A part that cannot start stops the others and throws.
  */
-export function startDaemon({
+export async function startDaemon({
   config,
   log,
   version,
@@ -38,8 +40,8 @@ export function startDaemon({
   /** Where systemd's NOTIFY_SOCKET and WATCHDOG_USEC come from. */
   env?: NodeJS.ProcessEnv;
   /** Called after each poll cycle (the demo prints it). */
-  onCycle?: (result: CycleResult) => void;
-}): Daemon {
+  onCycle?: (result: CycleResult, context: SyncContext) => void;
+}): Promise<Daemon> {
   const pattern = parseCronPattern(config.pollCron);
   log.info({ version, config: redactConfig(config) }, 'transport-sync starting');
   const ops = createDaemonOps({ config, log, env });
@@ -78,7 +80,7 @@ export function startDaemon({
       const startedAt = Date.now();
       const result = await runPollCycle(context.pollDeps, signal);
       ops.metrics.observeCycle(result, Date.now() - startedAt);
-      onCycle?.(result);
+      onCycle?.(result, context);
       return result.isListComplete;
     },
   });
@@ -98,18 +100,6 @@ export function startDaemon({
     intervalMs: config.outboxIntervalMs,
   });
   releasers.push(() => drainer.stop());
-  // Pushed last, so it runs first at stop: STOPPING=1 before anything winds down.
-  releasers.push(() => ops.stop());
-  ops
-    .start({
-      db: context.db,
-      clock: context.clock,
-      ...(config.isPollingOn && { scheduler }),
-    })
-    .catch((error: unknown) => {
-      log.error({ err: describeError(error) }, 'operations endpoint failed to start; stopping');
-      void stop();
-    });
 
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
@@ -128,6 +118,34 @@ export function startDaemon({
     })();
     return stopping;
   };
+
+  try {
+    // Pushed before the receiver, so it runs after it at stop; READY=1 is sent at its start.
+    releasers.push(() => ops.stop());
+    const { routes, isSharedWithWebhooks } = await ops.start({
+      db: context.db,
+      clock: context.clock,
+      ...(config.isPollingOn && { scheduler }),
+    });
+    if (config.webhookListen) {
+      const webhooks = await startWebhookService({
+        config,
+        store,
+        client: context.client,
+        log,
+        clock: context.clock,
+        pollingIsOn: config.isPollingOn,
+        ...(isSharedWithWebhooks && { fallback: routes }),
+        onOutcome: (outcome) => ops.metrics.recordWebhook(outcome),
+      });
+      releasers.push(() => webhooks.stop());
+    } else if (!config.isPollingOn) {
+      log.warn('neither polling nor webhooks: only the outbox is served');
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
   return { context, stop, stopped };
 }
 

@@ -6,6 +6,7 @@ import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { TransportError } from '../errors.js';
 import * as schema from './schema.js';
+import * as webhookSchema from './schema-webhooks.js';
 
 /** The migrations folder: drizzle/ at the package root, from src/db or dist/db alike. */
 export const MIGRATIONS_FOLDER = resolve(dirname(fileURLToPath(import.meta.url)), '../../drizzle');
@@ -13,7 +14,7 @@ export const MIGRATIONS_FOLDER = resolve(dirname(fileURLToPath(import.meta.url))
 /** An open mirror database: the raw handle for hot paths and drizzle for the rest. */
 export interface MirrorDb {
   sqlite: Database.Database;
-  orm: BetterSQLite3Database<typeof schema>;
+  orm: BetterSQLite3Database<typeof schema & typeof webhookSchema>;
   path: string;
   close(): void;
 }
@@ -58,7 +59,7 @@ export function openDatabase({
     }
     sqlite.pragma('foreign_keys = ON');
     refuseNewerSchema(sqlite, path);
-    const orm = drizzle(sqlite, { schema });
+    const orm = drizzle(sqlite, { schema: { ...schema, ...webhookSchema } });
     if (shouldMigrate && !isReadOnly) migrate(orm, { migrationsFolder: MIGRATIONS_FOLDER });
     if (!isReadOnly) tightenModes(path);
     return { sqlite, orm, path, close: () => sqlite.close() };

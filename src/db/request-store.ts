@@ -2,9 +2,17 @@ import type Database from 'better-sqlite3';
 import {
   CONTENT_COLUMNS,
   type AccountRow,
+  type LocationRow,
   type NormalizedRequest,
   type RequestContent,
 } from '../sync/normalize.js';
+import {
+  changedRoles,
+  diffColumns,
+  pick,
+  prepareRequestStatements,
+  type StoredRow,
+} from './request-statements.js';
 
 /** How a write went: a new request, a change, nothing new, or older than what is stored. */
 export type WriteOutcome = 'new' | 'changed' | 'unchanged' | 'stale';
@@ -22,6 +30,24 @@ export interface RequestWrite {
   observedAt: string;
 }
 
+/**
+ * An observation that carries only some of the content columns: a webhook's data object. It has
+ * no last_updated, so only the time it was made orders it against what is stored.
+ */
+export interface PartialRequestWrite {
+  /** The row's content; columns in `unknownColumns` are ignored, a null list_state is unknown. */
+  content: RequestContent;
+  /** Columns the observation does not carry: the stored values stay. */
+  unknownColumns: readonly (keyof RequestContent)[];
+  /** Locations by role (ids unknown); a role missing here is removed. */
+  locations: LocationRow[];
+  /** The account's name as the observation shows it; its other columns stay as stored. */
+  account: { account_id: string; name: string | null } | null;
+  rawJson: string;
+  source: WriteSource;
+  observedAt: string;
+}
+
 /** The stored columns the poll compares a list item with. */
 export interface StoredSummary {
   request_id: string;
@@ -30,13 +56,6 @@ export interface StoredSummary {
   last_updated_timestamp_utc: string | null;
   unavailable_at: string | null;
 }
-
-type StoredRow = RequestContent & {
-  unavailable_at: string | null;
-  synced_at: string;
-  first_seen_at: string;
-  content_hash: string | null;
-};
 
 /** Values kept from the stored row when the observation does not carry them. */
 const KEPT_WHEN_UNKNOWN = [
@@ -47,7 +66,7 @@ const KEPT_WHEN_UNKNOWN = [
 
 /** Reads and writes of the requests table and its child rows. Callers own the transaction. */
 export function createRequestStore(sqlite: Database.Database) {
-  const statements = prepare(sqlite);
+  const statements = prepareRequestStatements(sqlite);
   // Accounts repeat across thousands of requests; skip the upsert when nothing about one changed.
   const accountsWritten = new Map<string, string>();
 
@@ -114,12 +133,82 @@ export function createRequestStore(sqlite: Database.Database) {
   }
 
   /**
-   * Marks a request the service no longer shows us. The row and its history stay. Returns false
-   * when it was already marked or is not stored.
+   * Stores a partial observation. Must run inside a write transaction. A change replaces the
+   * stored raw_json and clears last_updated and content_hash: they described the polled record
+   * this write supersedes, so the next poll sees a difference and fetches the detail again.
    */
-  function markUnavailable(requestId: string, at: string, source: WriteSource): boolean {
+  function writePartial(observation: PartialRequestWrite): WriteOutcome {
+    const { content, observedAt } = observation;
+    const id = content.request_id;
+    const stored = statements.selectRow.get(id) as StoredRow | undefined;
+    // Older than the last write or the unavailable mark: an old "available" must not undo a mark.
+    if (stored && observedAt < maxOf(stored.synced_at, stored.unavailable_at)) return 'stale';
+    if (observation.account) writeAccountName(observation.account, observedAt);
+
+    const merged: RequestContent = { ...content };
+    const values = merged as unknown as Record<string, unknown>;
+    for (const column of observation.unknownColumns) values[column] = stored?.[column] ?? null;
+    if (stored) merged.list_state ??= stored.list_state;
+    const storedLocations = stored ? (statements.selectLocations.all(id) as LocationRow[]) : [];
+    const movedRoles = changedRoles(storedLocations, observation.locations);
+    const isChanged = !stored || diffColumns(stored, merged).length > 0 || movedRoles.length > 0;
+    const wasUnavailable = Boolean(stored?.unavailable_at);
+    if (!isChanged && !wasUnavailable) return 'unchanged';
+    if (stored && isChanged) merged.last_updated_timestamp_utc = null;
+
+    statements.upsertPartial.run({
+      ...merged,
+      synced_at: observedAt,
+      first_seen_at: stored?.first_seen_at ?? observedAt,
+      source: observation.source,
+      raw_json: observation.rawJson,
+      is_changed: isChanged ? 1 : 0,
+    });
+    for (const role of movedRoles) statements.deleteLocation.run(id, role);
+    for (const location of observation.locations) {
+      if (movedRoles.includes(location.role)) statements.insertLocation.run(location);
+    }
+    const changedColumns = stored ? diffColumns(stored, merged) : [...CONTENT_COLUMNS];
+    // Locations have no requests column: their change shows as the record (raw_json) changing.
+    if (stored && isChanged && (changedColumns.length === 0 || movedRoles.length > 0)) {
+      changedColumns.push('raw_json');
+    }
+    if (wasUnavailable) changedColumns.push('unavailable_at');
+    statements.insertChange.run({
+      request_id: id,
+      observed_at: observedAt,
+      kind: !stored ? 'created' : wasUnavailable ? 'available' : 'updated',
+      source: observation.source,
+      changed_columns: changedColumns.join(','),
+      old_state: stored?.list_state ?? null,
+      new_state: merged.list_state,
+      old_values_json: stored ? pick(stored, changedColumns) : null,
+      new_values_json: pick({ ...merged, unavailable_at: null }, changedColumns),
+    });
+    return stored ? 'changed' : 'new';
+  }
+
+  /** Upserts an account's name only, keeping the service levels and facilities polled. */
+  function writeAccountName(account: { account_id: string; name: string | null }, at: string) {
+    const result = statements.upsertAccountName.run({ ...account, updated_at: at });
+    // The poll's cache would otherwise skip rewriting what it believes is already stored.
+    if (result.changes > 0) accountsWritten.delete(account.account_id);
+  }
+
+  /**
+   * Marks a request the service no longer shows us. The row and its history stay. Returns false
+   * when it was already marked or is not stored, or, with `isGuarded`, when the stored row was
+   * observed after `at` (a late webhook must not mark a request a newer observation showed).
+   */
+  function markUnavailable(
+    requestId: string,
+    at: string,
+    source: WriteSource,
+    { isGuarded = false }: { isGuarded?: boolean } = {},
+  ): boolean {
     const stored = statements.selectRow.get(requestId) as StoredRow | undefined;
     if (!stored || stored.unavailable_at) return false;
+    if (isGuarded && at < stored.synced_at) return false;
     statements.setUnavailable.run({ request_id: requestId, unavailable_at: at });
     statements.insertChange.run({
       request_id: requestId,
@@ -145,7 +234,7 @@ export function createRequestStore(sqlite: Database.Database) {
     return statements.summary.get(requestId) as StoredSummary | undefined;
   }
 
-  return { write, markUnavailable, summariesInWindow, summary };
+  return { write, writePartial, markUnavailable, summariesInWindow, summary };
 }
 
 /** The request store's interface. */
@@ -162,77 +251,6 @@ function isOlder(incoming: RequestContent, observedAt: string, stored: StoredRow
   return observedAt < stored.synced_at;
 }
 
-function diffColumns(stored: StoredRow, merged: RequestContent): string[] {
-  return CONTENT_COLUMNS.filter((column) => stored[column] !== merged[column]);
-}
-
-function pick(row: object, columns: readonly string[]): string {
-  const values = row as Record<string, unknown>;
-  return JSON.stringify(
-    Object.fromEntries(columns.map((column) => [column, values[column] ?? null])),
-  );
-}
-
-function prepare(sqlite: Database.Database) {
-  const requestColumns = [
-    'request_id',
-    ...CONTENT_COLUMNS,
-    'unavailable_at',
-    'synced_at',
-    'first_seen_at',
-    'source',
-    'content_hash',
-    'raw_json',
-  ];
-  const summaryColumns =
-    'request_id, list_state, event_dt_utc, last_updated_timestamp_utc, unavailable_at';
-  return {
-    selectRow: sqlite.prepare(
-      `SELECT ${['request_id', ...CONTENT_COLUMNS, 'unavailable_at', 'synced_at', 'first_seen_at', 'content_hash'].join(', ')} FROM requests WHERE request_id = ?`,
-    ),
-    summary: sqlite.prepare(`SELECT ${summaryColumns} FROM requests WHERE request_id = ?`),
-    summariesInWindow: sqlite.prepare(
-      `SELECT ${summaryColumns} FROM requests WHERE event_dt_utc BETWEEN @from AND @to`,
-    ),
-    upsertRequest: sqlite.prepare(
-      `INSERT INTO requests (${requestColumns.join(', ')})
-       VALUES (${requestColumns.map((column) => `@${column}`).join(', ')})
-       ON CONFLICT (request_id) DO UPDATE SET
-       ${requestColumns
-         .filter((column) => column !== 'request_id')
-         .map((column) => `${column} = excluded.${column}`)
-         .join(', ')}`,
-    ),
-    setUnavailable: sqlite.prepare(
-      'UPDATE requests SET unavailable_at = @unavailable_at WHERE request_id = @request_id',
-    ),
-    deleteLocations: sqlite.prepare('DELETE FROM request_locations WHERE request_id = ?'),
-    insertLocation: sqlite.prepare(
-      `INSERT INTO request_locations (request_id, role, location_id, lat, lng, zip, city, name, state, street, address, country)
-       VALUES (@request_id, @role, @location_id, @lat, @lng, @zip, @city, @name, @state, @street, @address, @country)`,
-    ),
-    deleteFields: sqlite.prepare('DELETE FROM request_fields WHERE request_id = ?'),
-    insertField: sqlite.prepare(
-      'INSERT INTO request_fields (request_id, scope, name, value_json) VALUES (@request_id, @scope, @name, @value_json)',
-    ),
-    // exclude_facilities answers carry facilities null: that is not news, keep what was stored.
-    upsertAccount: sqlite.prepare(
-      `INSERT INTO accounts (account_id, name, service_levels_json, facilities_json, updated_at)
-       VALUES (@account_id, @name, @service_levels_json, @facilities_json, @updated_at)
-       ON CONFLICT (account_id) DO UPDATE SET name = excluded.name,
-         service_levels_json = excluded.service_levels_json,
-         facilities_json = COALESCE(excluded.facilities_json, accounts.facilities_json),
-         updated_at = excluded.updated_at`,
-    ),
-    upsertFacility: sqlite.prepare(
-      `INSERT INTO facilities (facility_id, name, account_id, updated_at)
-       VALUES (@facility_id, @name, @account_id, @updated_at)
-       ON CONFLICT (facility_id) DO UPDATE SET name = excluded.name,
-         account_id = excluded.account_id, updated_at = excluded.updated_at`,
-    ),
-    insertChange: sqlite.prepare(
-      `INSERT INTO request_changes (request_id, observed_at, kind, source, changed_columns, old_state, new_state, old_values_json, new_values_json)
-       VALUES (@request_id, @observed_at, @kind, @source, @changed_columns, @old_state, @new_state, @old_values_json, @new_values_json)`,
-    ),
-  };
+function maxOf(a: string, b: string | null): string {
+  return b !== null && b > a ? b : a;
 }

@@ -22,6 +22,8 @@ import { createProvider } from './provider.js';
 import { createRandom } from './random.js';
 import { createSimulatorServer } from './server.js';
 import { createTokenIssuer } from './tokens.js';
+import { createEventFactory } from './webhook-events.js';
+import { createWebhookSender, type WebhookOptions, type WebhookSender } from './webhooks.js';
 import { createWorld, type AddRequestsOptions, type World } from './world.js';
 
 export type { FaultOptions } from './faults.js';
@@ -35,6 +37,8 @@ export type {
   UnavailableReason,
 } from './model.js';
 export type { AddRequestsOptions, EditKind, World } from './world.js';
+export type { WebhookOptions, WebhookSender, WebhookStats } from './webhooks.js';
+export { statusAndAction } from './webhook-events.js';
 
 /** Options of `createSimulator`; every one has a default. */
 export interface SimulatorOptions {
@@ -58,6 +62,8 @@ export interface SimulatorOptions {
   latencyMs?: number;
   /** Faults, all off by default. */
   faults?: FaultOptions;
+  /** Send webhooks for every mutation to this receiver; off by default. */
+  webhooks?: WebhookOptions;
   log?: Logger;
 }
 
@@ -92,6 +98,8 @@ export interface Simulator {
   issuedTokens(): string[];
   /** Emits 'mutation' with a MutationSummary for every change to a request. */
   readonly events: EventEmitter;
+  /** The webhook sender, when `webhooks` was given. */
+  readonly webhooks: WebhookSender | undefined;
 }
 
 /** Builds a simulator; call `listen` to serve it. */
@@ -124,6 +132,15 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     ttlSec: options.tokenTtlSec ?? 3600,
   });
   const provider = createProvider(world, root.fork(15));
+  // Own streams: switching webhooks on changes neither the data nor the mutations of a seed.
+  const webhooks = options.webhooks
+    ? createWebhookSender(
+        options.webhooks,
+        createEventFactory({ world, clock, rng: root.fork(17) }),
+        root.fork(16),
+      )
+    : undefined;
+  if (webhooks) events.on('mutation', (summary: MutationSummary) => webhooks.onMutation(summary));
 
   const sim: Simulator & ControlTarget = {
     get url() {
@@ -133,6 +150,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     calls,
     actions,
     events,
+    webhooks,
     truth: () => world.truth(),
     mutate: (count) => driver.mutate(count),
     startMutating({ intervalMs, perTick }) {
@@ -191,6 +209,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     },
     async close() {
       sim.stopMutating();
+      webhooks?.close();
       const srv = server;
       server = undefined;
       url = undefined;

@@ -1,0 +1,244 @@
+/**
+ * The simulator's webhook sender: signs each event with RSA-SHA256 over the exact bytes sent
+ * (header X-VectorCare-Signature), delivers it, and retries anything but a 2xx on the service's
+ * schedule (at once, after about 8 s, after about 64 s; scalable for tests). It can also
+ * duplicate deliveries and shuffle their order, as the real service may.
+ */
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  sign,
+  type KeyObject,
+} from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import type { JsonValue, MutationSummary } from './model.js';
+import type { Random } from './random.js';
+import type { EventFactory } from './webhook-events.js';
+
+/** Webhook options of the simulator. */
+export interface WebhookOptions {
+  /** Receiver URL, path included. */
+  url: string;
+  /** PEM private key; by default a 2048-bit RSA key pair is generated. */
+  privateKey?: string;
+  /** Where to write the public key PEM for the receiver (TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE). */
+  publicKeyFile?: string;
+  /** Wait before each attempt; default [0, 8000, 64000]: three attempts. */
+  retryDelaysMs?: number[];
+  /** Share of events delivered twice; default 0. */
+  duplicateRate?: number;
+  /** Shuffle the events queued at the same moment before sending; default false. */
+  reorder?: boolean;
+  /** Which envelope mutations produce; default v2. */
+  envelope?: 'v2' | 'v1';
+  signatureHeader?: string;
+  /** Deliveries in flight at once; default 8. */
+  concurrency?: number;
+  /** A delivery without an answer after this long failed; default 10000 (the service's limit). */
+  timeoutMs?: number;
+}
+
+/** Counts of what the sender did. */
+export interface WebhookStats {
+  events: number;
+  attempts: number;
+  delivered: number;
+  duplicates: number;
+  /** Events given up after the last retry. */
+  lost: number;
+}
+
+/** The sender, as `sim.webhooks`. */
+export interface WebhookSender {
+  /** Receiver URL; may be changed while running (a test may start its receiver later). */
+  url: string;
+  readonly publicKeyPem: string;
+  readonly stats: WebhookStats;
+  /** Ids of events given up after the last retry. */
+  readonly lostEventIds: string[];
+  /** Sends the event for a mutation (the simulator calls this for each one). */
+  onMutation(summary: MutationSummary): void;
+  /** Signs and sends any payload; returns its event_id when it has one. */
+  send(payload: Record<string, JsonValue>): string | undefined;
+  /** Sends a v1.0 event (`collection.state.updated`, ...); returns its event_id. */
+  sendV1(eventType: string, event: Record<string, JsonValue>): string;
+  /** The v2.0 data object of a request as it is now. */
+  dataOf(requestId: string): Record<string, JsonValue> | null;
+  /** Resolves when nothing is queued, in flight or waiting for a retry. */
+  idle(): Promise<void>;
+  /** Stops sending; queued and retrying deliveries are dropped. */
+  close(): void;
+}
+
+interface Delivery {
+  eventId: string;
+  body: string;
+  signature: string;
+  attempt: number;
+}
+
+/** Builds a sender over `factory`; `rng` decides duplicates and order. */
+export function createWebhookSender(
+  options: WebhookOptions,
+  factory: EventFactory,
+  rng: Random,
+): WebhookSender {
+  let url = options.url;
+  const key = keyOf(options.privateKey);
+  const publicKeyPem = key.publicKey;
+  if (options.publicKeyFile) writeFileSync(options.publicKeyFile, publicKeyPem, { mode: 0o644 });
+  const delays = options.retryDelaysMs ?? [0, 8_000, 64_000];
+  const header = options.signatureHeader ?? 'X-VectorCare-Signature';
+  const concurrency = options.concurrency ?? 8;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const stats: WebhookStats = { events: 0, attempts: 0, delivered: 0, duplicates: 0, lost: 0 };
+  const lostEventIds: string[] = [];
+  let batch: Delivery[] = [];
+  const queue: Delivery[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+  let active = 0;
+  let deferred = 0;
+  let isFlushing = false;
+  let isClosed = false;
+  let idleWaiters: (() => void)[] = [];
+
+  const isIdle = () =>
+    deferred === 0 && batch.length === 0 && queue.length === 0 && active === 0 && timers.size === 0;
+  const settle = () => {
+    if (!isIdle() && !isClosed) return;
+    for (const resolve of idleWaiters) resolve();
+    idleWaiters = [];
+  };
+
+  const later = (ms: number, work: () => void) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (!isClosed) work();
+      settle();
+    }, ms);
+    timers.add(timer);
+  };
+
+  const enqueue = (delivery: Delivery) => {
+    batch.push(delivery);
+    if (isFlushing) return;
+    isFlushing = true;
+    // Events of one moment leave together, shuffled when asked, as a busy service sends them.
+    setImmediate(() => {
+      isFlushing = false;
+      const items = options.reorder ? rng.sample(batch, batch.length) : batch;
+      batch = [];
+      queue.push(...items);
+      pump();
+    });
+  };
+
+  const pump = () => {
+    while (!isClosed && active < concurrency && queue.length > 0) {
+      const delivery = queue.shift() as Delivery;
+      active += 1;
+      void attempt(delivery).finally(() => {
+        active -= 1;
+        pump();
+        settle();
+      });
+    }
+    settle();
+  };
+
+  const attempt = async (delivery: Delivery) => {
+    stats.attempts += 1;
+    let isDelivered = false;
+    try {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [header]: delivery.signature },
+        body: delivery.body,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      await response.arrayBuffer();
+      isDelivered = response.ok;
+    } catch {
+      // Refused, reset or timed out: retried like any other failure.
+    }
+    if (isDelivered) {
+      stats.delivered += 1;
+      return;
+    }
+    const next = delivery.attempt + 1;
+    if (next >= delays.length || isClosed) {
+      stats.lost += 1;
+      lostEventIds.push(delivery.eventId);
+      return;
+    }
+    later(delays[next] ?? 0, () => enqueue({ ...delivery, attempt: next }));
+  };
+
+  const send = (payload: Record<string, JsonValue>): string | undefined => {
+    if (isClosed) return undefined;
+    const body = JSON.stringify(payload);
+    const eventId =
+      typeof payload.event_id === 'string' ? payload.event_id : String(payload.event_id ?? '');
+    const signature = sign('sha256', Buffer.from(body), key.privateKey).toString('base64');
+    stats.events += 1;
+    const delivery = { eventId, body, signature, attempt: 0 };
+    later(delays[0] ?? 0, () => enqueue(delivery));
+    if (options.duplicateRate && rng.chance(options.duplicateRate)) {
+      stats.duplicates += 1;
+      // The copy leaves a moment later, as a retry after a lost acknowledgement would.
+      later((delays[0] ?? 0) + rng.int(1, 20), () => enqueue({ ...delivery }));
+    }
+    return eventId || undefined;
+  };
+
+  return {
+    get url() {
+      return url;
+    },
+    set url(next: string) {
+      url = next;
+    },
+    publicKeyPem,
+    stats,
+    lostEventIds,
+    onMutation(summary) {
+      // Built once the current change is complete: the first leg of a new round trip is
+      // emitted before its return leg exists, and its data names that leg.
+      deferred += 1;
+      queueMicrotask(() => {
+        deferred -= 1;
+        send(options.envelope === 'v1' ? factory.v1(summary) : factory.v2(summary));
+        settle();
+      });
+    },
+    send,
+    sendV1: (eventType, event) => send(factory.v1Event(eventType, event)) ?? '',
+    dataOf: (id) => factory.dataOf(id),
+    idle() {
+      if (isIdle() || isClosed) return Promise.resolve();
+      return new Promise((resolve) => idleWaiters.push(resolve));
+    },
+    close() {
+      isClosed = true;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      batch = [];
+      queue.length = 0;
+      settle();
+    },
+  };
+}
+
+function keyOf(pem: string | undefined): { privateKey: KeyObject; publicKey: string } {
+  if (pem) {
+    const privateKey = createPrivateKey(pem);
+    return { privateKey, publicKey: exportPublic(privateKey) };
+  }
+  const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return { privateKey: pair.privateKey, publicKey: exportPublic(pair.privateKey) };
+}
+
+function exportPublic(privateKey: KeyObject): string {
+  return createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString();
+}

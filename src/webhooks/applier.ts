@@ -1,0 +1,208 @@
+import type { Clock } from '../clock.js';
+import type { Store } from '../db/store.js';
+import { describeError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { applyV2Event, v1RequestIds, type ApplyResult } from './apply-event.js';
+import type { EventStore, PendingEvent } from './event-store.js';
+import type { FetchQueue } from './fetch-queue.js';
+
+/** Events read per query. */
+const BATCH = 100;
+/** Longest stretch of applying before the receiver gets the event loop back. */
+const SLICE_MS = 5;
+
+/** Applies stored events; `wake` after storing one, `idle` to wait until all are applied. */
+export interface Applier {
+  wake(): void;
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Applies the events the receiver stored, in event_id order, from the table: so events stored
+ * but not applied before a crash are applied at the next start. v2.0 events are applied in one
+ * transaction each, with their processed mark; v1.0 events (cues, no data) are processed once
+ * every detail fetch they asked for has been stored. A failed attempt leaves the event pending
+ * and is retried after `retryDelayMs`; after `maxAttempts` it is processed with its error
+ * (the poll, where on, stays the safety net).
+ */
+export function createApplier(deps: {
+  store: Store;
+  events: EventStore;
+  fetches: FetchQueue;
+  clock: Clock;
+  log: Logger;
+  /** Fetch the detail of a request whose v2.0 data failed validation (when polling is on). */
+  shouldFetchInvalid: boolean;
+  retryDelayMs?: number;
+  maxAttempts?: number;
+  /** Told each event's outcome (applied, skipped, fetched, failed...), e.g. for metrics. */
+  onOutcome?: (outcome: string) => void;
+}): Applier {
+  const { store, events, fetches, clock, log } = deps;
+  const retryDelayMs = deps.retryDelayMs ?? 30_000;
+  const maxAttempts = deps.maxAttempts ?? 5;
+  const waiting = new Set<string>(); // v1 events whose fetches are running
+  const retryAt = new Map<string, number>();
+  let draining: Promise<void> | undefined;
+  let isAgain = false;
+  let isStopped = false;
+  let retryTimer: NodeJS.Timeout | undefined;
+
+  const drain = async () => {
+    let after = '';
+    let sliceStartedAt = performance.now();
+    for (;;) {
+      const rows = events.pending(after, BATCH);
+      for (const row of rows) {
+        after = row.event_id;
+        if (waiting.has(row.event_id) || (retryAt.get(row.event_id) ?? 0) > clock.now()) continue;
+        applyOne(row);
+        // Applying is synchronous SQLite work: give the receiver the event loop every few ms,
+        // so a burst is still answered quickly while its events are being applied.
+        if (performance.now() - sliceStartedAt > SLICE_MS) {
+          await new Promise((resolve) => setImmediate(resolve));
+          if (isStopped) return;
+          sliceStartedAt = performance.now();
+        }
+      }
+      if (rows.length < BATCH || isStopped) return;
+    }
+  };
+
+  const wake = () => {
+    if (isStopped) return;
+    if (draining) {
+      isAgain = true;
+      return;
+    }
+    draining = drain()
+      .catch((error: unknown) => log.error({ err: describeError(error) }, 'webhook applier failed'))
+      .finally(() => {
+        draining = undefined;
+        if (isAgain) {
+          isAgain = false;
+          wake();
+        } else scheduleRetry();
+      });
+  };
+
+  const applyOne = (row: PendingEvent) => {
+    if (row.envelope === 'v1') return startFetches(row);
+    try {
+      const result = store.transaction(() => {
+        const applied: ApplyResult =
+          row.envelope === 'v2'
+            ? applyV2Event({ store, events }, row.event_id, row.payload_json, deps)
+            : { outcome: 'unrecognized', requestId: null, error: 'unrecognized envelope' };
+        events.markProcessed(row.event_id, store.now(), applied.error);
+        return applied;
+      });
+      retryAt.delete(row.event_id);
+      const line = {
+        eventId: row.event_id,
+        action: result.action,
+        status: result.status,
+        requestId: result.requestId,
+        outcome: result.outcome,
+      };
+      if (result.error) log.warn({ ...line, error: result.error }, 'webhook event not applied');
+      else log.info(line, 'webhook event applied');
+      deps.onOutcome?.(result.outcome);
+      if (result.fetch) void fetches.fetch(result.fetch).catch(() => undefined);
+    } catch (error) {
+      fail(row, error);
+    }
+  };
+
+  const startFetches = (row: PendingEvent) => {
+    const { ids, eventType, error } = v1RequestIds(row.payload_json);
+    if (error) {
+      store.transaction(() => events.markProcessed(row.event_id, store.now(), error));
+      log.warn({ eventId: row.event_id, eventType, error }, 'webhook event not applied');
+      return;
+    }
+    waiting.add(row.event_id);
+    fetches.fetch(ids).then(
+      () => {
+        waiting.delete(row.event_id);
+        retryAt.delete(row.event_id);
+        if (isStopped) return;
+        try {
+          store.transaction(() => events.markProcessed(row.event_id, store.now()));
+        } catch (error) {
+          return fail(row, error);
+        }
+        log.info(
+          { eventId: row.event_id, eventType, requests: ids.length, outcome: 'fetched' },
+          'webhook event applied',
+        );
+        deps.onOutcome?.('fetched');
+      },
+      (fetchError: unknown) => {
+        waiting.delete(row.event_id);
+        // Stopping aborts fetches: the event stays pending, unharmed, for the next start.
+        if (!isStopped) fail(row, fetchError);
+      },
+    );
+  };
+
+  const fail = (row: PendingEvent, error: unknown) => {
+    const { code, message } = describeError(error);
+    const text = `${code}: ${message}`;
+    const isFinal = row.attempts + 1 >= maxAttempts;
+    try {
+      store.transaction(() =>
+        isFinal
+          ? events.markProcessed(row.event_id, store.now(), text)
+          : events.markFailed(row.event_id, text),
+      );
+    } catch (markError) {
+      // The database itself is failing: the event stays pending and is retried all the same.
+      log.error(
+        { eventId: row.event_id, err: describeError(markError) },
+        'webhook event not marked',
+      );
+    }
+    if (isFinal) retryAt.delete(row.event_id);
+    else retryAt.set(row.event_id, clock.now() + retryDelayMs);
+    deps.onOutcome?.(isFinal ? 'failed' : 'retrying');
+    log.warn(
+      { eventId: row.event_id, attempt: row.attempts + 1, isFinal, err: { code, message } },
+      'webhook event failed',
+    );
+    scheduleRetry();
+  };
+
+  const scheduleRetry = () => {
+    if (isStopped || retryTimer || retryAt.size === 0) return;
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      wake();
+    }, retryDelayMs);
+    retryTimer.unref();
+  };
+
+  return {
+    wake,
+    async idle() {
+      // Applying can queue fetches and fetches finish events: loop until both are quiet, with
+      // nothing pending but events waiting for their retry time.
+      for (;;) {
+        if (isStopped) return;
+        await draining;
+        await fetches.idle();
+        if (!draining && waiting.size === 0 && fetches.size === 0) {
+          if (events.pendingCount() <= retryAt.size) return;
+          wake();
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    },
+    async stop() {
+      isStopped = true;
+      if (retryTimer) clearTimeout(retryTimer);
+      await draining;
+    },
+  };
+}

@@ -1,0 +1,114 @@
+import type { z } from 'zod';
+import {
+  webhookDataSchema,
+  webhookV1EnvelopeSchema,
+  webhookV2EnvelopeSchema,
+} from '../api/webhook-schemas.js';
+import type { Store } from '../db/store.js';
+import type { EventStore } from './event-store.js';
+import { normalizeWebhookData } from './normalize-webhook.js';
+
+/** What applying one stored event did; `fetch` lists requests whose detail should be fetched. */
+export interface ApplyResult {
+  outcome: string;
+  requestId: string | null;
+  action?: string;
+  status?: string;
+  /** Set when the event cannot be applied as sent; it is then processed with this error. */
+  error: string | null;
+  fetch?: string[];
+}
+
+/**
+ * Applies one v2.0 event from its stored payload. Runs inside the caller's transaction. Order:
+ * an event older (by event_id) than one already applied to the request is skipped; then the
+ * store's guard skips an event older (by event_timestamp) than the row's last observation.
+ */
+export function applyV2Event(
+  { store, events }: { store: Store; events: EventStore },
+  eventId: string,
+  payloadJson: string,
+  { shouldFetchInvalid }: { shouldFetchInvalid: boolean },
+): ApplyResult {
+  const raw = JSON.parse(payloadJson) as Record<string, unknown>;
+  const parsed = webhookV2EnvelopeSchema.safeParse(raw);
+  if (!parsed.success) {
+    return {
+      outcome: 'invalid',
+      requestId: null,
+      error: `invalid v2 envelope: ${issues(parsed.error)}`,
+    };
+  }
+  const event = parsed.data;
+  const base = {
+    requestId: event.service_request_id,
+    action: event.action,
+    status: event.request_status,
+  };
+  const newer = events.supersededBy(event.service_request_id, eventId);
+  if (newer) return { ...base, outcome: 'superseded', error: null };
+
+  if (event.request_status === 'UNAVAILABLE') {
+    // Data is null by definition; the row and its data stay, only the mark is set.
+    const isMarked = store.requests.markUnavailable(
+      event.service_request_id,
+      event.event_timestamp,
+      'webhook',
+      { isGuarded: true },
+    );
+    return { ...base, outcome: isMarked ? 'unavailable' : 'unchanged', error: null };
+  }
+  if (raw.data === null || raw.data === undefined)
+    return { ...base, outcome: 'no_data', error: null };
+
+  const data = webhookDataSchema.safeParse(raw.data);
+  if (!data.success) {
+    return {
+      ...base,
+      outcome: 'invalid',
+      error: `invalid data: ${issues(data.error)}`,
+      ...(shouldFetchInvalid ? { fetch: [event.service_request_id] } : {}),
+    };
+  }
+  if (data.data.service_request_id !== event.service_request_id) {
+    return {
+      ...base,
+      outcome: 'invalid',
+      error: 'data.service_request_id differs from the envelope',
+    };
+  }
+  const rows = normalizeWebhookData(data.data, event.request_status);
+  const outcome = store.requests.writePartial({
+    ...rows.request,
+    // The data object exactly as sent, as requests.raw_json holds whatever record last wrote the row.
+    rawJson: JSON.stringify(raw.data),
+    source: 'webhook',
+    observedAt: event.event_timestamp,
+  });
+  // Members only webhooks carry: no poll can be newer, so only a later event can overwrite them.
+  events.writeProfile(rows.profile, eventId, event.event_timestamp);
+  return { ...base, outcome, error: null };
+}
+
+/** The requests a v1.0 event is a cue for: one request, or all of a collection's. */
+export function v1RequestIds(payloadJson: string): {
+  ids: string[];
+  eventType?: string;
+  error: string | null;
+} {
+  const parsed = webhookV1EnvelopeSchema.safeParse(JSON.parse(payloadJson));
+  if (!parsed.success) return { ids: [], error: `invalid v1 envelope: ${issues(parsed.error)}` };
+  const { event, event_type: eventType } = parsed.data;
+  const ids = [...(event.request_ids ?? []), ...(event.request_id ? [event.request_id] : [])];
+  const unique = [...new Set(ids.filter((id) => id !== ''))];
+  if (unique.length === 0) return { ids: [], eventType, error: 'v1 event names no request' };
+  return { ids: unique, eventType, error: null };
+}
+
+/** Paths and messages of the first issues; never values, which may be patient data. */
+function issues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+    .join('; ');
+}

@@ -1,0 +1,196 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+/**
+ * Webhooks: the second way in, into the same tables as polling.
+ *
+ * Flow: receiver (raw body, size limit, RSA-SHA256 signature, JSON) -> one INSERT OR IGNORE
+ * into webhook_events -> 2xx -> applier (from the table, event_id order) -> requests,
+ * request_locations, accounts, request_profiles, request_changes (source 'webhook').
+ *
+ * Rules, and why:
+ * - Order among webhooks: event_id. An event older than one already applied to the request
+ *   (one that carried data or said UNAVAILABLE) is skipped; it is still marked processed.
+ * - Order against polling: time of observation. A webhook is observed at its event_timestamp,
+ *   a polled detail when its fetch started; the store skips whichever is older than the row's
+ *   synced_at (and than its unavailable mark). Polled details compare last_updated as before.
+ * - A webhook that changes a row clears last_updated_timestamp_utc and content_hash: they
+ *   described the polled record the webhook superseded, so the next poll sees a difference,
+ *   fetches the detail, and polling and webhooks end on the same row.
+ * - requests.raw_json holds the record of the last write that changed the row, whichever path
+ *   wrote it (requests.source says which): a detail record or a webhook data object. Every
+ *   payload as received stays in webhook_events.payload_json.
+ * - Webhooks carry no facility id and no location ids: facility_id stays as polled and the
+ *   facility's name goes to request_profiles.facility_name; a location whose content changed
+ *   loses its stored id (the id named the old place) until the next detail brings the new one.
+ * - v1.0 events (and v2.0 events with malformed data, when polling is on) queue a detail fetch
+ *   through the poll's refreshRequest, deduped per request; a v1.0 event is processed only once
+ *   its fetches are stored.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/index.js';
+import type { Store } from '../db/store.js';
+import { TransportError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { SyncClient } from '../sync/ports.js';
+import { createApplier } from './applier.js';
+import { createEventStore } from './event-store.js';
+import { createFetchQueue } from './fetch-queue.js';
+import { createReceiver } from './receiver.js';
+import { createVerifier, loadPublicKey, type SignatureVerifier } from './signature.js';
+
+/** The settings the webhook service reads. */
+export type WebhookConfig = Pick<
+  Config,
+  | 'webhookListen'
+  | 'webhookPath'
+  | 'webhookSignatureHeader'
+  | 'webhookPublicKeyFile'
+  | 'isWebhookUnsignedAllowed'
+  | 'webhookMaxBodyBytes'
+  | 'concurrency'
+>;
+
+/** A running webhook service. */
+export interface WebhookService {
+  /** Where the receiver listens, path included, e.g. http://127.0.0.1:8787/webhooks/. */
+  url: string;
+  /** Resolves when every stored event is applied (events waiting to be retried aside). */
+  idle(): Promise<void>;
+  /** Stops receiving, then applying; events not yet applied stay stored for the next start. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the webhook receiver and its applier on TRANSPORT_WEBHOOK_LISTEN. Refuses to start
+ * without a public key unless unsigned deliveries are explicitly allowed. Events stored before a
+ * crash or stop are applied at once, from the table.
+ */
+export async function startWebhookService({
+  config,
+  store,
+  client,
+  log,
+  clock,
+  pollingIsOn,
+  fallback,
+  onOutcome,
+}: {
+  config: WebhookConfig;
+  store: Store;
+  client: SyncClient;
+  log: Logger;
+  clock: Clock;
+  pollingIsOn: boolean;
+  /** Other routes served on the same address (the monitoring endpoint when they share it). */
+  fallback?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** Told each event's outcome, for metrics. */
+  onOutcome?: (outcome: string) => void;
+}): Promise<WebhookService> {
+  const wlog = log.child({ area: 'webhooks' });
+  const verify = verifierFrom(config, wlog);
+  const { host, port } = parseListen(config.webhookListen);
+  const events = createEventStore(store.db.sqlite);
+  const aborter = new AbortController();
+  const fetches = createFetchQueue({
+    client,
+    store,
+    concurrency: Math.max(1, Math.min(config.concurrency, 8)),
+    signal: aborter.signal,
+  });
+  // With polling on, the detail endpoint is known to serve: worth a fetch when data is malformed.
+  const applier = createApplier({
+    store,
+    events,
+    fetches,
+    clock,
+    log: wlog,
+    shouldFetchInvalid: pollingIsOn,
+    onOutcome,
+  });
+  const server = createReceiver({
+    path: config.webhookPath,
+    maxBodyBytes: config.webhookMaxBodyBytes,
+    verify,
+    signatureHeader: config.webhookSignatureHeader,
+    events,
+    transaction: (work) => store.transaction(work),
+    now: () => store.now(),
+    log: wlog,
+    onStored: () => applier.wake(),
+    fallback,
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error) =>
+      reject(
+        new TransportError({
+          code: 'webhook.listen_failed',
+          message: `cannot listen for webhooks on ${host}:${port}: ${error.message}`,
+          hint: 'Choose another TRANSPORT_WEBHOOK_LISTEN or stop what is using it.',
+          cause: error,
+        }),
+      ),
+    );
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${shownHost}:${address.port}${config.webhookPath}`;
+  const pending = events.pendingCount();
+  wlog.info({ url, isSigned: verify !== null, pending }, 'webhook receiver listening');
+  applier.wake();
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    idle: () => applier.idle(),
+    stop() {
+      stopping ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        await applier.stop();
+        aborter.abort();
+        await fetches.idle();
+      })();
+      return stopping;
+    },
+  };
+}
+
+function verifierFrom(config: WebhookConfig, log: Logger): SignatureVerifier | null {
+  if (config.webhookPublicKeyFile)
+    return createVerifier(loadPublicKey(config.webhookPublicKeyFile));
+  if (!config.isWebhookUnsignedAllowed) {
+    throw new TransportError({
+      code: 'webhook.no_key',
+      message: 'the webhook receiver needs a public key to verify signatures',
+      hint: 'Set TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE to the PEM key from the service settings (or TRANSPORT_WEBHOOK_ALLOW_UNSIGNED=1 for tests and trials).',
+    });
+  }
+  log.warn(
+    'webhook signatures are NOT verified (TRANSPORT_WEBHOOK_ALLOW_UNSIGNED=1, no public key)',
+  );
+  return null;
+}
+
+/** `host:port`, `[v6]:port` or `port` (host 127.0.0.1). */
+export function parseListen(listen: string | undefined): { host: string; port: number } {
+  if (!listen) {
+    throw new TransportError({
+      code: 'webhook.no_listen',
+      message: 'TRANSPORT_WEBHOOK_LISTEN is not set',
+      hint: 'Set it to host:port, e.g. 127.0.0.1:8787.',
+    });
+  }
+  const match = /^(?:(?:\[([0-9a-fA-F:]+)\]|([\w.-]+)):)?(\d{1,5})$/.exec(listen.trim());
+  const port = Number(match?.[3]);
+  if (!match || port > 65_535) {
+    throw new TransportError({
+      code: 'config.invalid',
+      message: `TRANSPORT_WEBHOOK_LISTEN must be host:port or port (got "${listen}")`,
+      hint: 'For example 127.0.0.1:8787.',
+    });
+  }
+  return { host: match[1] ?? match[2] ?? '127.0.0.1', port };
+}

@@ -1,0 +1,74 @@
+import { Agent, request } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  percentile,
+  signBody,
+  startWebhookFixture,
+  v2Event,
+  webhookData,
+  type WebhookFixture,
+} from './webhooks-helpers.js';
+
+let hook: WebhookFixture;
+let agent: Agent | undefined;
+afterEach(async () => {
+  await agent?.close();
+  await hook?.close();
+});
+
+describe('a burst of deliveries', () => {
+  it('answers each of 1,000 concurrent deliveries with a 2xx well within 10 s, and stores them all', async () => {
+    hook = await startWebhookFixture({ requests: 0 });
+    // As a busy service would: many connections at once, every delivery signed.
+    agent = new Agent({ connections: 100 });
+    const bodies = Array.from({ length: 1000 }, (_, i) => {
+      const id = `XX-${String(i % 250).padStart(8, '0')}`;
+      return JSON.stringify(
+        v2Event(`evt_${String(i).padStart(6, '0')}`, {
+          service_request_id: id,
+          event_timestamp: new Date(Date.UTC(2026, 10, 21, 10, 0, 0, i)).toISOString(),
+          data: webhookData({ service_request_id: id, note: `note ${i}` }),
+        }),
+      );
+    });
+    const signatures = bodies.map((body) => signBody(body));
+    const started = performance.now();
+    const replies = await Promise.all(
+      bodies.map(async (body, i) => {
+        const sent = performance.now();
+        const response = await request(hook.service.url, {
+          method: 'POST',
+          dispatcher: agent,
+          headers: { 'content-type': 'application/json', 'x-vectorcare-signature': signatures[i]! },
+          body,
+        });
+        await response.body.text();
+        return { status: response.statusCode, ms: performance.now() - sent };
+      }),
+    );
+    const elapsedMs = performance.now() - started;
+    expect(replies.every((reply) => reply.status === 200)).toBe(true);
+    expect(hook.count('SELECT count(*) AS n FROM webhook_events')).toBe(1000);
+    const times = replies.map((reply) => reply.ms);
+    const p50 = percentile(times, 50);
+    const p99 = percentile(times, 99);
+    console.log(
+      `webhook burst: 1000 deliveries, 100 connections: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms, ${(1000 / (elapsedMs / 1000)).toFixed(0)} events/s`,
+    );
+    expect(p99).toBeLessThan(5_000);
+
+    await hook.service.idle();
+    expect(
+      hook.count(
+        'SELECT count(*) AS n FROM webhook_events WHERE processed_at IS NULL OR error IS NOT NULL',
+      ),
+    ).toBe(0);
+    expect(hook.count('SELECT count(*) AS n FROM requests')).toBe(250);
+    // The last event of each request (by event_id) is the one its profile holds.
+    expect(
+      hook.count(
+        "SELECT count(*) AS n FROM request_profiles WHERE note LIKE 'note 7__' OR note LIKE 'note 8__' OR note LIKE 'note 9__'",
+      ),
+    ).toBe(250);
+  });
+});

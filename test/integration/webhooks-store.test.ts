@@ -1,0 +1,146 @@
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { webhookDataSchema } from '../../src/api/webhook-schemas.js';
+import { systemClock } from '../../src/clock.js';
+import { openDatabase, type MirrorDb } from '../../src/db/open.js';
+import { createStore, type Store } from '../../src/db/store.js';
+import { normalizeDetail } from '../../src/sync/normalize.js';
+import { normalizeWebhookData } from '../../src/webhooks/normalize-webhook.js';
+import { detailRecord, listFields, tempDir } from '../helpers/records.js';
+import { webhookData } from './webhooks-helpers.js';
+
+let db: MirrorDb;
+let store: Store;
+beforeEach(() => {
+  db = openDatabase({ path: join(tempDir(), 'mirror.db') });
+  store = createStore({ db, clock: systemClock });
+});
+afterEach(() => db.close());
+
+const ID = 'K3J9QX2A';
+const polled = () =>
+  store.transaction(() =>
+    store.requests.write({
+      normalized: normalizeDetail(detailRecord(), listFields()),
+      rawJson: JSON.stringify(detailRecord()),
+      source: 'poll',
+      observedAt: '2026-11-21T09:00:00.000Z',
+    }),
+  );
+
+/** A webhook observation of the same request as detailRecord(), with overrides. */
+function webhook(overrides: Record<string, unknown> = {}, observedAt = '2026-11-21T10:00:00.000Z') {
+  const detail = detailRecord();
+  const raw = webhookData({
+    service_request_id: ID,
+    organization_id: 'ACC1',
+    account_name: 'Mercy Health',
+    pickup_location: { ...detail.pickup_location, id: undefined },
+    destination_location: { ...detail.destination_location, id: undefined },
+    pickup_date_time: detail.transport_pickup_time,
+    agreed_for_time: detail.transport_agreed_for_time,
+    patient_first_name: detail.patient_first_name,
+    patient_last_name: detail.patient_last_name,
+    patient_date_of_birth: detail.patient_dob,
+    responder_user_first_name: 'Dana',
+    responder_user_last_name: 'Reyes',
+    responder_user_email: 'dana@provider.example',
+    collection_id: 'COL1',
+    is_round_trip_first_trip: true,
+    ...overrides,
+  });
+  const { request } = normalizeWebhookData(webhookDataSchema.parse(raw), 'ASSIGNED');
+  return store.transaction(() =>
+    store.requests.writePartial({
+      ...request,
+      rawJson: JSON.stringify(raw),
+      source: 'webhook',
+      observedAt,
+    }),
+  );
+}
+
+const get = (sql: string) => db.sqlite.prepare(sql).get() as Record<string, unknown>;
+
+describe('partial writes (webhooks) beside detail writes', () => {
+  it('finds nothing new in a webhook that says what the poll stored, and keeps the detail bookkeeping', () => {
+    polled();
+    const before = get('SELECT * FROM requests');
+    expect(webhook()).toBe('unchanged');
+    expect(get('SELECT * FROM requests')).toEqual(before);
+    expect(get("SELECT location_id FROM request_locations WHERE role = 'pickup'")).toEqual({
+      location_id: 'LOC1',
+    });
+  });
+
+  it('on a change keeps the ids of unchanged locations and drops the id of a moved one', () => {
+    polled();
+    const moved = { ...detailRecord().destination_location, id: undefined, street: '1 New St' };
+    expect(webhook({ destination_location: moved })).toBe('changed');
+    expect(
+      db.sqlite
+        .prepare('SELECT role, location_id, street FROM request_locations ORDER BY role')
+        .all(),
+    ).toEqual([
+      { role: 'destination', location_id: null, street: '1 New St' },
+      { role: 'pickup', location_id: 'LOC1', street: '2525 S Michigan Ave' },
+    ]);
+    expect(
+      get('SELECT last_updated_timestamp_utc, content_hash, facility_id, source FROM requests'),
+    ).toEqual({
+      last_updated_timestamp_utc: null,
+      content_hash: null,
+      facility_id: 'F1',
+      source: 'webhook',
+    });
+    expect(get("SELECT changed_columns FROM request_changes WHERE source = 'webhook'")).toEqual({
+      changed_columns: 'last_updated_timestamp_utc,raw_json',
+    });
+  });
+
+  it('updates an account name without touching what the poll stored of it', () => {
+    polled();
+    webhook({ account_name: 'Mercy Health System' });
+    expect(get('SELECT name, service_levels_json, facilities_json FROM accounts')).toEqual({
+      name: 'Mercy Health System',
+      service_levels_json: '["ALS","BLS"]',
+      facilities_json: '[{"id":"F1","name":"Mercy Main"}]',
+    });
+    // The poll's cache must not hide the difference: the next detail restores the polled name.
+    store.transaction(() =>
+      store.requests.write({
+        normalized: normalizeDetail(
+          detailRecord(),
+          listFields({ last_updated_timestamp_utc: '2026-11-21T11:00:00Z' }),
+        ),
+        rawJson: '{}',
+        source: 'poll',
+        observedAt: '2026-11-21T11:00:00.000Z',
+      }),
+    );
+    expect(get('SELECT name FROM accounts')).toEqual({ name: 'Mercy Health' });
+  });
+
+  it('skips a webhook observed before the last write or before the unavailable mark', () => {
+    polled();
+    expect(webhook({ service_level_type: 'ALS' }, '2026-11-21T08:59:59.999Z')).toBe('stale');
+    store.transaction(() => store.requests.markUnavailable(ID, '2026-11-21T12:00:00.000Z', 'poll'));
+    expect(webhook({ service_level_type: 'ALS' }, '2026-11-21T11:00:00.000Z')).toBe('stale');
+    expect(get('SELECT unavailable_at FROM requests')).toEqual({
+      unavailable_at: '2026-11-21T12:00:00.000Z',
+    });
+    expect(webhook({}, '2026-11-21T13:00:00.000Z')).toBe('changed');
+    expect(get('SELECT unavailable_at FROM requests')).toEqual({ unavailable_at: null });
+  });
+
+  it('guards the unavailable mark by time only when asked', () => {
+    polled();
+    const early = '2026-11-21T08:00:00.000Z';
+    expect(
+      store.transaction(() =>
+        store.requests.markUnavailable(ID, early, 'webhook', { isGuarded: true }),
+      ),
+    ).toBe(false);
+    expect(store.transaction(() => store.requests.markUnavailable(ID, early, 'poll'))).toBe(true);
+  });
+});
