@@ -15,7 +15,7 @@ const USAGE = `Usage: transport-sync simulator [options]
 Runs the built-in simulator of the transport-request service until Ctrl-C (SIGINT or SIGTERM).
 One URL serves as auth_url, hub_url and base_url. Client id demo-client, secret demo-secret.
 Control endpoints for tests: GET /_sim/truth/, /_sim/calls/, /_sim/actions/; POST
-/_sim/mutate/?count=N, /_sim/faults/ (JSON), /_sim/reset-calls/.
+/_sim/mutate/?count=N, /_sim/stop-mutating/, /_sim/faults/ (JSON), /_sim/reset-calls/.
 
 Options:
   --port N             port to listen on (default 8080; 0 picks a free one)

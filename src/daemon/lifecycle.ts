@@ -67,8 +67,8 @@ export async function startDaemon({
   // are older than any live cycle can be.
   const closeAbandonedRuns = () => {
     const before = isoFromMs(context.clock.now() - config.cycleDeadlineMs);
-    const closed = store.transaction(() => store.runs.closeAbandoned('poll', before, store.now()));
-    if (closed > 0) log.warn({ runs: closed }, 'closed poll runs left running by a killed process');
+    const closed = store.transaction(() => store.runs.closeAbandoned(before, store.now()));
+    if (closed > 0) log.warn({ runs: closed }, 'closed runs left running by a killed process');
   };
 
   const scheduler = createScheduler({

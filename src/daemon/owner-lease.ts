@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type Database from 'better-sqlite3';
 import type { Clock } from '../clock.js';
 import { TransportError } from '../errors.js';
+import { isProcessAlive } from '../process.js';
 import { isoFromMs } from '../time.js';
 
 /** How often the running daemon renews its lease. */
@@ -86,14 +87,4 @@ export function acquireOwnerLease({
       remove.run(KEY, value);
     },
   };
-}
-
-/** Whether a process with this pid exists (EPERM: it does, owned by someone else). */
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

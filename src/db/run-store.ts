@@ -1,4 +1,14 @@
+import { hostname } from 'node:os';
 import type Database from 'better-sqlite3';
+import { isProcessAlive } from '../process.js';
+
+interface AbandonCandidate {
+  run_id: number;
+  kind: string;
+  started_at: string;
+  pid: number | null;
+  host: string | null;
+}
 
 /** The counts a run reports in its sync_runs row and its summary log line. */
 export interface RunCounts {
@@ -36,8 +46,8 @@ export function emptyCounts(): RunCounts {
 /** sync_runs bookkeeping and the daemon's small key/value state. */
 export function createRunStore(sqlite: Database.Database) {
   const insertRun = sqlite.prepare(
-    `INSERT INTO sync_runs (kind, started_at, status, window_from, window_to)
-     VALUES (@kind, @started_at, 'running', @window_from, @window_to)`,
+    `INSERT INTO sync_runs (kind, started_at, status, window_from, window_to, pid, host)
+     VALUES (@kind, @started_at, 'running', @window_from, @window_to, @pid, @host)`,
   );
   const finishRun = sqlite.prepare(
     `UPDATE sync_runs SET finished_at = @finished_at, status = @status, error = @error,
@@ -53,9 +63,12 @@ export function createRunStore(sqlite: Database.Database) {
      ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
   );
   const getState = sqlite.prepare('SELECT value FROM sync_state WHERE key = ?');
+  const running = sqlite.prepare(
+    "SELECT run_id, kind, started_at, pid, host FROM sync_runs WHERE status = 'running'",
+  );
   const abandon = sqlite.prepare(
-    `UPDATE sync_runs SET status = 'aborted', finished_at = @at, error = 'the process ended during the run'
-     WHERE status = 'running' AND kind = @kind AND started_at < @before`,
+    `UPDATE sync_runs SET status = 'aborted', finished_at = @at,
+       error = 'the process ended during the run' WHERE run_id = @run_id AND status = 'running'`,
   );
 
   return {
@@ -71,6 +84,8 @@ export function createRunStore(sqlite: Database.Database) {
         started_at: run.startedAt,
         window_from: run.windowFrom ?? null,
         window_to: run.windowTo ?? null,
+        pid: process.pid,
+        host: hostname(),
       });
       return Number(result.lastInsertRowid);
     },
@@ -88,11 +103,19 @@ export function createRunStore(sqlite: Database.Database) {
       });
     },
     /**
-     * Closes runs of `kind` left 'running' by a process that was killed: those started before
-     * `before` (no live run is that old). Returns how many.
+     * Closes runs left 'running' by a killed process: those whose process is gone from this host,
+     * and poll runs started before `pollBefore` (no live cycle is that old; this also covers runs
+     * from another host or from before pids were recorded). Returns how many.
      */
-    closeAbandoned(kind: string, before: string, at: string): number {
-      return abandon.run({ kind, before, at }).changes;
+    closeAbandoned(pollBefore: string, at: string): number {
+      const me = hostname();
+      let closed = 0;
+      for (const run of running.all() as AbandonCandidate[]) {
+        const isGone = run.host === me && run.pid !== null && !isProcessAlive(run.pid);
+        const isTooOld = run.kind === 'poll' && run.started_at < pollBefore;
+        if (isGone || isTooOld) closed += abandon.run({ run_id: run.run_id, at }).changes;
+      }
+      return closed;
     },
     setState(key: string, value: string, at: string): void {
       setState.run({ key, value, updated_at: at });

@@ -164,6 +164,9 @@ export const syncRuns = sqliteTable(
     requestsFailed: integer('requests_failed').notNull().default(0),
     requestsQuarantined: integer('requests_quarantined').notNull().default(0),
     error: text('error'),
+    /** The process that ran it: a 'running' row whose process is gone was killed. */
+    pid: integer('pid'),
+    host: text('host'),
   },
   (table) => [index('sync_runs_kind_started_idx').on(table.kind, table.startedAt)],
 );

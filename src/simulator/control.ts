@@ -21,6 +21,7 @@ export interface ControlTarget {
   setLatency(ms: number): void;
   resetCalls(): void;
   issuedTokens(): string[];
+  stopMutating(): void;
 }
 
 const worldOpSchema = z.discriminatedUnion('op', [
@@ -99,6 +100,10 @@ export function handleControl(
       return json(200, target.getFaults());
     case 'POST /reset-calls':
       target.resetCalls();
+      return json(200, {});
+    case 'POST /stop-mutating':
+      // Freezes the truth, so a test can compare a mirror with it at rest.
+      target.stopMutating();
       return json(200, {});
     case 'POST /mutate': {
       const count = countParam(query, 'count', 1, 100_000);
