@@ -51,7 +51,7 @@ export const LAST_SUCCESS_KEY = 'last_success_at';
  * requests that no list returns any more, and record the run.
  */
 export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promise<CycleResult> {
-  const { store, clock, log, settings } = deps;
+  const { store, clock, settings } = deps;
   const window = pollWindow(clock.now(), settings.windowPastHours, settings.windowFutureHours);
   const range = { from: isoFromMs(window.fromMs), to: isoFromMs(window.toMs) };
   const runId = store.transaction(() =>

@@ -20,12 +20,17 @@ describe('database faults', () => {
     mirror.sim.addRequests(300, { state: 'accepted', eventAt: mirror.clock.now() + 3_600_000 });
 
     const outcome: CycleResult | unknown = await mirror.cycle().catch((error: unknown) => error);
-    if (outcome instanceof Error) expect(isTransportError(outcome, 'db.full'), String(outcome)).toBe(true);
+    if (outcome instanceof Error)
+      expect(isTransportError(outcome, 'db.full'), String(outcome)).toBe(true);
     else expect((outcome as CycleResult).counts.requestsFailed).toBeGreaterThan(0);
     expect(mirror.db.sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
     expect(count('SELECT count(*) AS n FROM requests')).toBeGreaterThanOrEqual(committed);
     // Every stored request is whole: its locations came with it.
-    expect(count('SELECT count(*) AS n FROM requests r WHERE NOT EXISTS (SELECT 1 FROM request_locations l WHERE l.request_id = r.request_id)')).toBe(0);
+    expect(
+      count(
+        'SELECT count(*) AS n FROM requests r WHERE NOT EXISTS (SELECT 1 FROM request_locations l WHERE l.request_id = r.request_id)',
+      ),
+    ).toBe(0);
 
     mirror.db.sqlite.pragma('max_page_count = 1073741823');
     const recovered = await mirror.cycle();

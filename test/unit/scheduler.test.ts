@@ -64,7 +64,9 @@ describe('the scheduler', () => {
       deadlineMs: 200,
       log: silentLogger(),
       task: (signal) =>
-        new Promise<boolean>((_, reject) => signal.addEventListener('abort', () => reject((reason = signal.reason)))),
+        new Promise<boolean>((_, reject) =>
+          signal.addEventListener('abort', () => reject((reason = signal.reason))),
+        ),
     });
     stop = () => scheduler.stop();
     scheduler.start();
