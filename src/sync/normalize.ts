@@ -261,7 +261,8 @@ function bool(value: Nullable<boolean>): number | null {
   return value === null || value === undefined ? null : value ? 1 : 0;
 }
 
-function locationRow(
+/** A request_locations row from a location object (members absent or null become null). */
+export function locationRow(
   requestId: string,
   role: LocationRow['role'],
   location: Nullable<LocationLike>,

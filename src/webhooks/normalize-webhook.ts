@@ -7,7 +7,7 @@ import {
   PROFILE_TEXT_MEMBERS,
   PROFILE_TIME_MEMBERS,
 } from '../db/schema-webhooks.js';
-import type { LocationRow, RequestContent } from '../sync/normalize.js';
+import { locationRow, type LocationRow, type RequestContent } from '../sync/normalize.js';
 
 /*
  * v2.0 webhook data object -> rows. Pure, like sync/normalize.ts. Timestamps and dates arrive
@@ -90,8 +90,9 @@ export function normalizeWebhookData(data: WebhookData, status: string): Webhook
       // Neither time known: the stored event time (possibly the created time) is still the best.
       unknownColumns: eventDt ? NEVER_CARRIED : [...NEVER_CARRIED, 'event_dt_utc'],
       locations: [
-        locationRow(id, 'pickup', data.pickup_location),
-        locationRow(id, 'destination', data.destination_location),
+        // Webhook locations carry no id; the store decides whether a stored id still applies.
+        locationRow(id, 'pickup', withoutId(data.pickup_location)),
+        locationRow(id, 'destination', withoutId(data.destination_location)),
       ].filter((row): row is LocationRow => row !== null),
       account: { account_id: data.organization_id, name: data.account_name },
     },
@@ -135,25 +136,7 @@ function textOf(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-/** Webhook locations carry no id; the store decides whether a stored id still applies. */
-function locationRow(
-  requestId: string,
-  role: LocationRow['role'],
-  location: WebhookLocation | null | undefined,
-): LocationRow | null {
-  if (!location) return null;
-  return {
-    request_id: requestId,
-    role,
-    location_id: null,
-    lat: location.lat ?? null,
-    lng: location.lng ?? null,
-    zip: location.zip ?? null,
-    city: location.city ?? null,
-    name: location.name ?? null,
-    state: location.state ?? null,
-    street: location.street ?? null,
-    address: location.address ?? null,
-    country: location.country ?? null,
-  };
+
+function withoutId(location: WebhookLocation | null | undefined) {
+  return location ? { ...location, id: null } : location;
 }

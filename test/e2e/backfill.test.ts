@@ -6,17 +6,12 @@ import {
   serviceEnv,
   startCli,
   startSimulatorProcess,
-  type RunningCli,
+  processTracker,
 } from '../helpers/cli.js';
 import { tempDir } from '../helpers/records.js';
 
-const running: RunningCli[] = [];
-afterEach(async () => {
-  for (const process of running.splice(0)) {
-    if (process.child.exitCode === null) process.child.kill('SIGKILL');
-    await process.exited;
-  }
-});
+const processes = processTracker();
+afterEach(() => processes.stopAll());
 
 const DAY = 86_400_000;
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -59,7 +54,7 @@ async function waitUntil(check: () => boolean, timeoutMs = 20_000): Promise<void
 describe('transport-sync backfill as a process', () => {
   it('rejects bad arguments with exit 2 and makes no call', async () => {
     const sim = await startSimulatorProcess(['--requests', '10']);
-    running.push(sim);
+    processes.track(sim);
     const env = serviceEnv(sim.url, { TRANSPORT_DB: join(tempDir(), 'x.db') });
     for (const args of [
       ['--from', '2026-02-01', '--to', '2026-01-01'],
@@ -85,7 +80,7 @@ describe('transport-sync backfill as a process', () => {
       '--page-size',
       '20',
     ]);
-    running.push(sim);
+    processes.track(sim);
     const dbPath = join(tempDir(), 'backfill.db');
     const env = serviceEnv(sim.url, { TRANSPORT_DB: dbPath });
     const args = [
@@ -99,7 +94,7 @@ describe('transport-sync backfill as a process', () => {
     ];
 
     const first = startCli(args, env);
-    running.push(first);
+    processes.track(first);
     const finishedWindows = () => {
       try {
         const db = new Database(dbPath, { readonly: true, fileMustExist: true });
@@ -148,11 +143,11 @@ describe('transport-sync backfill as a process', () => {
 
   it('runs while the daemon runs on the same database, both completing', async () => {
     const sim = await startSimulatorProcess(['--requests', '300', '--latency', '2']);
-    running.push(sim);
+    processes.track(sim);
     const dbPath = join(tempDir(), 'shared.db');
     const env = serviceEnv(sim.url, { TRANSPORT_DB: dbPath, TRANSPORT_POLL_CRON: '* * * * * *' });
     const daemon = startCli(['run'], env);
-    running.push(daemon);
+    processes.track(daemon);
     await daemon.waitFor(/"msg":"poll cycle finished"/);
     const backfill = await runCli(
       ['backfill', '--from', day(Date.now() - 31 * DAY), '--to', day(Date.now() + 15 * DAY)],

@@ -8,17 +8,12 @@ import {
   serviceEnv,
   startCli,
   startSimulatorProcess,
-  type RunningCli,
+  processTracker,
 } from '../helpers/cli.js';
 import { tempDir } from '../helpers/records.js';
 
-const running: RunningCli[] = [];
-afterEach(async () => {
-  for (const process of running.splice(0)) {
-    if (process.child.exitCode === null) process.child.kill('SIGKILL');
-    await process.exited;
-  }
-});
+const processes = processTracker();
+afterEach(() => processes.stopAll());
 
 describe('configuration and usage errors', () => {
   it('exits 2 with one line naming the variable, and never prints the secret', async () => {
@@ -58,7 +53,7 @@ describe('configuration and usage errors', () => {
 describe('the simulator as a process', () => {
   it('serves a token and the list over HTTP, and rejects a path without its trailing slash', async () => {
     const sim = await startSimulatorProcess(['--requests', '40']);
-    running.push(sim);
+    processes.track(sim);
     const token = await fetch(`${sim.url}/v2.0/oauth2/token/`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -82,7 +77,7 @@ describe('the simulator as a process', () => {
 describe('sync, migrate and run as processes against the simulator', () => {
   it('migrate creates a private database; sync mirrors the simulator and exits 0', async () => {
     const sim = await startSimulatorProcess(['--requests', '60']);
-    running.push(sim);
+    processes.track(sim);
     const dbPath = join(tempDir(), 'nested', 'mirror.db');
     const migrate = await runCli(['migrate', '--db', dbPath], cleanEnv());
     expect(migrate.code, migrate.stderr).toBe(0);
@@ -114,13 +109,13 @@ describe('sync, migrate and run as processes against the simulator', () => {
 
   it('run polls on its schedule and stops with exit 0 on SIGTERM', async () => {
     const sim = await startSimulatorProcess(['--requests', '30']);
-    running.push(sim);
+    processes.track(sim);
     const dbPath = join(tempDir(), 'daemon.db');
     const daemon = startCli(
       ['run'],
       serviceEnv(sim.url, { TRANSPORT_DB: dbPath, TRANSPORT_POLL_CRON: '* * * * * *' }),
     );
-    running.push(daemon);
+    processes.track(daemon);
     await daemon.waitFor(/"msg":"poll cycle finished"[\s\S]*"msg":"poll cycle finished"/);
     const stoppedAt = Date.now();
     daemon.child.kill('SIGTERM');
@@ -140,13 +135,13 @@ describe('sync, migrate and run as processes against the simulator', () => {
 describe('one daemon per database', () => {
   it('refuses a second daemon with a clear message, and lets a successor start once the first stops', async () => {
     const sim = await startSimulatorProcess(['--requests', '20']);
-    running.push(sim);
+    processes.track(sim);
     const env = serviceEnv(sim.url, {
       TRANSPORT_DB: join(tempDir(), 'one.db'),
       TRANSPORT_POLL_CRON: '*/5 * * * * *',
     });
     const first = startCli(['run'], env);
-    running.push(first);
+    processes.track(first);
     await first.waitFor(/"msg":"poll cycle finished"/);
     const second = await runCli(['run'], env);
     expect(second.code).toBe(1);
@@ -159,7 +154,7 @@ describe('one daemon per database', () => {
     first.child.kill('SIGTERM');
     expect((await first.exited).code).toBe(0);
     const successor = startCli(['run'], env);
-    running.push(successor);
+    processes.track(successor);
     await successor.waitFor(/"msg":"poll cycle finished"/);
   });
 });

@@ -7,6 +7,7 @@ import {
   startCli,
   startSimulatorProcess,
   type RunningCli,
+  freePort,
 } from '../helpers/cli.js';
 import { tempDir } from '../helpers/records.js';
 
@@ -171,11 +172,7 @@ describe('SIGKILL at random points', () => {
 
 describe('SIGKILL during webhook intake', () => {
   it('loses no acknowledged event across 6 kills, and applies every stored event after a restart', async () => {
-    const { createServer } = await import('node:net');
-    const probe = createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-    const port = (probe.address() as { port: number }).port;
-    await new Promise((resolve) => probe.close(resolve));
+    const port = await freePort();
     const dir = tempDir();
     const keyFile = join(dir, 'key.pem');
     const hooks = await startSimulatorProcess([

@@ -7,17 +7,12 @@ import {
   serviceEnv,
   startCli,
   startSimulatorProcess,
-  type RunningCli,
+  processTracker,
 } from '../helpers/cli.js';
 import { tempDir } from '../helpers/records.js';
 
-const running: RunningCli[] = [];
-afterEach(async () => {
-  for (const process of running.splice(0)) {
-    if (process.child.exitCode === null) process.child.kill('SIGKILL');
-    await process.exited;
-  }
-});
+const processes = processTracker();
+afterEach(() => processes.stopAll());
 
 function rows(path: string, sql: string): unknown[] {
   const sqlite = new Database(path, { readonly: true });
@@ -32,13 +27,13 @@ describe('transport-sync backup', () => {
   it('copies the database while a sync writes it, consistently, mode 0600, never overwriting', async () => {
     // Latency stretches the sync so the backup lands in the middle of it.
     const sim = await startSimulatorProcess(['--requests', '200', '--latency', '150']);
-    running.push(sim);
+    processes.track(sim);
     const dir = tempDir();
     const db = join(dir, 'mirror.db');
     const env = serviceEnv(sim.url, { TRANSPORT_DB: db, TRANSPORT_CONCURRENCY: '2' });
     expect((await runCli(['migrate'], env)).code).toBe(0);
     const sync = startCli(['sync'], env);
-    running.push(sync);
+    processes.track(sync);
     const isRunning = () =>
       (rows(db, "SELECT count(*) AS n FROM sync_runs WHERE status = 'running'")[0] as { n: number })
         .n > 0;

@@ -1,26 +1,21 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { serviceEnv, startCli, startSimulatorProcess, type RunningCli } from '../helpers/cli.js';
+import { serviceEnv, startCli, startSimulatorProcess, processTracker } from '../helpers/cli.js';
 import { tempDir } from '../helpers/records.js';
 
-const running: RunningCli[] = [];
-afterEach(async () => {
-  for (const process of running.splice(0)) {
-    if (process.child.exitCode === null) process.child.kill('SIGKILL');
-    await process.exited;
-  }
-});
+const processes = processTracker();
+afterEach(() => processes.stopAll());
 
 describe('a service that fails permanently', () => {
   it('gets a bounded, backed-off request rate, and the daemon keeps running', async () => {
     const sim = await startSimulatorProcess(['--requests', '30']);
-    running.push(sim);
+    processes.track(sim);
     const env = serviceEnv(sim.url, {
       TRANSPORT_DB: join(tempDir(), 'outage.db'),
       TRANSPORT_POLL_CRON: '* * * * * *',
     });
     const daemon = startCli(['run'], env);
-    running.push(daemon);
+    processes.track(daemon);
     await daemon.waitFor(/"msg":"poll cycle finished"/);
     await fetch(`${sim.url}/_sim/faults/`, {
       method: 'POST',

@@ -1,21 +1,16 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { serviceEnv, startCli, startSimulatorProcess, type RunningCli } from '../helpers/cli.js';
+import { serviceEnv, startCli, startSimulatorProcess, processTracker } from '../helpers/cli.js';
 import { tempDir } from '../helpers/records.js';
 
-const running: RunningCli[] = [];
-afterEach(async () => {
-  for (const process of running.splice(0)) {
-    if (process.child.exitCode === null) process.child.kill('SIGKILL');
-    await process.exited;
-  }
-});
+const processes = processTracker();
+afterEach(() => processes.stopAll());
 
 describe('the daemon drains the outbox that other programs fill with SQL', () => {
   it('sends queued actions and samples and marks them sent', async () => {
     const sim = await startSimulatorProcess(['--requests', '40']);
-    running.push(sim);
+    processes.track(sim);
     const dbPath = join(tempDir(), 'outbox.db');
     const env = serviceEnv(sim.url, {
       TRANSPORT_DB: dbPath,
@@ -23,7 +18,7 @@ describe('the daemon drains the outbox that other programs fill with SQL', () =>
       TRANSPORT_OUTBOX_INTERVAL_MS: '200',
     });
     const daemon = startCli(['run'], env);
-    running.push(daemon);
+    processes.track(daemon);
     await daemon.waitFor(/"msg":"poll cycle finished"/);
 
     const db = new Database(dbPath);

@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,26 +6,13 @@ import {
   serviceEnv,
   startCli,
   startSimulatorProcess,
-  type RunningCli,
+  processTracker,
+  freePort,
 } from '../helpers/cli.js';
 import { tempDir } from '../helpers/records.js';
 
-const running: RunningCli[] = [];
-afterEach(async () => {
-  for (const process of running.splice(0)) {
-    if (process.child.exitCode === null) process.child.kill('SIGKILL');
-    await process.exited;
-  }
-});
-
-/** A port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+const processes = processTracker();
+afterEach(() => processes.stopAll());
 
 describe('the daemon on webhooks alone', () => {
   it('mirrors requests from signed webhooks with polling off, and serves monitoring on the same port', async () => {
@@ -45,7 +31,7 @@ describe('the daemon on webhooks alone', () => {
       '--webhook-public-key-file',
       keyFile,
     ]);
-    running.push(sim);
+    processes.track(sim);
     const dbPath = join(dir, 'hooks.db');
     const daemon = startCli(
       ['run'],
@@ -57,7 +43,7 @@ describe('the daemon on webhooks alone', () => {
         TRANSPORT_HTTP_LISTEN: `127.0.0.1:${port}`,
       }),
     );
-    running.push(daemon);
+    processes.track(daemon);
     await daemon.waitFor(/"msg":"webhook receiver listening"/);
     const deadline = Date.now() + 15_000;
     let applied = 0;
@@ -107,7 +93,7 @@ describe('the daemon on webhooks alone', () => {
 
   it('refuses to start a receiver without a public key (exit 2) unless unsigned deliveries are allowed', async () => {
     const sim = await startSimulatorProcess(['--requests', '5']);
-    running.push(sim);
+    processes.track(sim);
     const env = serviceEnv(sim.url, {
       TRANSPORT_DB: join(tempDir(), 'nokey.db'),
       TRANSPORT_WEBHOOK_LISTEN: `127.0.0.1:${await freePort()}`,
@@ -116,7 +102,7 @@ describe('the daemon on webhooks alone', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE/);
     const trial = startCli(['run'], { ...env, TRANSPORT_WEBHOOK_ALLOW_UNSIGNED: '1' });
-    running.push(trial);
+    processes.track(trial);
     await trial.waitFor(/"msg":"webhook receiver listening"/);
     expect(trial.output().stdout).toMatch(/"level":40[^\n]*unsigned/i);
   });

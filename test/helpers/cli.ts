@@ -111,3 +111,33 @@ export function serviceEnv(url: string, extra: Record<string, string> = {}): Nod
     ...extra,
   });
 }
+
+/**
+ * Processes a test file starts; `stopAll` (for afterEach) kills whatever is still running, so a
+ * failed assertion never leaves a simulator or daemon behind.
+ */
+export function processTracker() {
+  const running: RunningCli[] = [];
+  return {
+    track<T extends RunningCli>(process: T): T {
+      running.push(process);
+      return process;
+    },
+    async stopAll(): Promise<void> {
+      for (const process of running.splice(0)) {
+        if (process.child.exitCode === null) process.child.kill('SIGKILL');
+        await process.exited;
+      }
+    },
+  };
+}
+
+/** A loopback port nothing listens on right now. */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
