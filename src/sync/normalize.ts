@@ -191,9 +191,11 @@ export function normalizeDetail(detail: DetailLike, list?: ListFields): Normaliz
     service_type: detail.service_type ?? null,
     account_id: detail.account?.id ?? null,
     facility_id: detail.facility?.id ?? null,
-    user_first_name: detail.user?.first_name ?? null,
-    user_last_name: detail.user?.last_name ?? null,
-    user_email: detail.user?.email ?? null,
+    // Before acceptance the detail names no responder with empty strings, webhooks with null:
+    // one form, so the two paths do not flip the row back and forth.
+    user_first_name: detail.user?.first_name || null,
+    user_last_name: detail.user?.last_name || null,
+    user_email: detail.user?.email || null,
     is_round_trip_first_trip: bool(detail.is_round_trip_first_trip),
     is_round_trip_return_trip: bool(detail.is_round_trip_return_trip),
     collection_id: detail.collection_id ?? null,

@@ -29,9 +29,10 @@ export function expectedRow(truth: TruthRecord): Row {
     service_type: detail.service_type,
     account_id: obj(detail.account).id,
     facility_id: obj(detail.facility).id,
-    user_first_name: obj(detail.user).first_name,
-    user_last_name: obj(detail.user).last_name,
-    user_email: obj(detail.user).email,
+    // No responder yet: the service sends empty strings, the mirror stores null.
+    user_first_name: obj(detail.user).first_name || null,
+    user_last_name: obj(detail.user).last_name || null,
+    user_email: obj(detail.user).email || null,
     is_round_trip_first_trip: bool(detail.is_round_trip_first_trip),
     is_round_trip_return_trip: bool(detail.is_round_trip_return_trip),
     collection_id: detail.collection_id,
