@@ -1,0 +1,80 @@
+import {
+  parseRecord,
+  requestDetailSchema,
+  requestListItemSchema,
+  type RequestDetail,
+} from '../../src/api/index.js';
+import type { DetailsPage, ListItem, SyncClient } from '../../src/sync/ports.js';
+import type { SnapshotEntry } from './sim-protocol.js';
+
+/** A snapshot entry with its records parsed as the service client parses them. */
+export interface ParsedEntry {
+  state: string;
+  eventMs: number;
+  listItem: ListItem | null;
+  detail: RequestDetail;
+  raw: unknown;
+}
+
+/** Parses a snapshot through the client's own schemas (outside any timed part). */
+export function parseSnapshot(entries: readonly SnapshotEntry[]): ParsedEntry[] {
+  return entries.map((entry) => {
+    const detail = parseRecord(requestDetailSchema, entry.detail, ['request_id']);
+    if (detail.kind !== 'ok')
+      throw new Error(`snapshot record rejected: ${detail.rejected.reason}`);
+    let listItem: ListItem | null = null;
+    if (entry.listItem) {
+      const item = parseRecord(requestListItemSchema, entry.listItem, ['id']);
+      if (item.kind !== 'ok') throw new Error(`snapshot item rejected: ${item.rejected.reason}`);
+      listItem = item.record;
+    }
+    return {
+      state: entry.state,
+      eventMs: entry.eventMs,
+      listItem,
+      detail: detail.record,
+      raw: entry.detail,
+    };
+  });
+}
+
+/**
+ * A SyncClient that answers from parsed records in memory: the sync engine and the store run
+ * exactly as against the service, without HTTP, JSON or validation. Lists filter on whole
+ * seconds, as the service does.
+ */
+export function createMemoryClient(entries: readonly ParsedEntry[], pageSize = 50): SyncClient {
+  const inWindow = (entry: ParsedEntry, from: number, to: number, state: string) =>
+    entry.state === state &&
+    entry.eventMs >= Math.floor(from / 1000) * 1000 &&
+    entry.eventMs <= Math.ceil(to / 1000) * 1000;
+  const byId = new Map(entries.map((entry) => [entry.detail.request_id, entry]));
+  return {
+    async listRequests({ from, to, state }) {
+      const items = entries
+        .filter((entry) => entry.listItem && inWindow(entry, from, to, state))
+        .map((entry) => entry.listItem!);
+      return { items, rejected: [] };
+    },
+    async *listRequestDetails({ from, to, state }) {
+      const rows = entries.filter((entry) => inWindow(entry, from, to, state));
+      const pages = Math.max(1, Math.ceil(rows.length / pageSize));
+      for (let page = 1; page <= pages; page += 1) {
+        const slice = rows.slice((page - 1) * pageSize, page * pageSize);
+        const result: DetailsPage = {
+          page,
+          pages,
+          items: slice.map((entry) => entry.detail),
+          raws: slice.map((entry) => entry.raw),
+          rejected: [],
+        };
+        yield result;
+      }
+    },
+    async getRequest(id) {
+      const entry = byId.get(id);
+      if (!entry) throw new Error(`no record ${id} in memory`);
+      return { kind: 'ok', record: entry.detail, raw: entry.raw };
+    },
+  };
+}

@@ -1,0 +1,142 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { createServiceClient, type ServiceClient } from '../../src/api/index.js';
+import type { Clock } from '../../src/clock.js';
+import { LIST_CHUNK_REQUESTS } from '../../src/daemon/context.js';
+import { openDatabase, type MirrorDb } from '../../src/db/open.js';
+import { createStore, type Store } from '../../src/db/store.js';
+import { silentLogger } from '../../src/log.js';
+import { planBackfill, runBackfill, type BackfillResult } from '../../src/sync/backfill.js';
+import { createCallTally, type CallTally } from '../../src/sync/call-tally.js';
+import { runPollCycle, type CycleResult, type PollDeps } from '../../src/sync/poll.js';
+import type { SyncClient } from '../../src/sync/ports.js';
+import { pollWindow } from '../../src/sync/window.js';
+import { repoRoot } from './paths.js';
+
+/** The poll settings the daemon uses by default (config defaults), with concurrency 8. */
+export const POLL_SETTINGS: PollDeps['settings'] = {
+  windowPastHours: 72,
+  windowFutureHours: 336,
+  states: ['awaiting', 'accepted', 'completed', 'canceled'],
+  concurrency: 8,
+  listChunkRequests: LIST_CHUNK_REQUESTS,
+};
+
+/** 2025-06-15T12:00:00Z: the fixed "now" of the simulator and the mirror. */
+export const NOW_MS = Date.UTC(2025, 5, 15, 12, 0, 0);
+
+/** A clock fixed at `nowMs`: the simulator's world and the poll window agree on now. */
+export function fixedClock(nowMs = NOW_MS): Clock {
+  return { now: () => nowMs, sleep: async () => undefined };
+}
+
+/** The poll window of POLL_SETTINGS at NOW_MS. */
+export function benchWindow(): { fromMs: number; toMs: number } {
+  return pollWindow(NOW_MS, POLL_SETTINGS.windowPastHours, POLL_SETTINGS.windowFutureHours);
+}
+
+/** A fresh database file in its own temporary directory, migrated. */
+export function openTempDatabase(): { db: MirrorDb; path: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'transport-sync-bench-'));
+  const path = join(dir, 'mirror.db');
+  // The bench's compiled copy of src/ lives elsewhere than dist/, so apply the repository's
+  // migrations explicitly rather than through the path openDatabase derives from its own file.
+  const db = openDatabase({ path, shouldMigrate: false });
+  migrate(db.orm, { migrationsFolder: join(repoRoot(), 'drizzle') });
+  return {
+    db,
+    path,
+    remove() {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Detail calls as the engine made them, for the latency case: start and end times. */
+export interface DetailSpan {
+  startMs: number;
+  endMs: number;
+}
+
+/** A real mirror (SQLite file, real client) polling the simulator at `url`. */
+export interface BenchMirror {
+  db: MirrorDb;
+  store: Store;
+  client: ServiceClient;
+  calls: CallTally;
+  deps: PollDeps;
+  /** Spans of the detail calls of the cycles run so far; empty it between cycles. */
+  detailSpans: DetailSpan[];
+  cycle(): Promise<CycleResult>;
+  /** Fills the database from in-memory records through the backfill path (no HTTP). */
+  seed(client: SyncClient): Promise<BackfillResult>;
+  close(): Promise<void>;
+}
+
+/** Opens a mirror against `url`. */
+export function openMirror(url: string, clock: Clock = fixedClock()): BenchMirror {
+  const temp = openTempDatabase();
+  const store = createStore({ db: temp.db, clock });
+  const calls = createCallTally();
+  const client = createServiceClient({
+    authUrl: url,
+    hubUrl: url,
+    baseUrl: url,
+    clientId: 'demo-client',
+    clientSecret: 'demo-secret',
+    clock,
+    rateLimitPerSec: 0,
+    concurrency: POLL_SETTINGS.concurrency,
+    onCall: (event) => calls.record(event),
+  });
+  const detailSpans: DetailSpan[] = [];
+  const timedClient: SyncClient = {
+    listRequests: (query) => client.listRequests(query),
+    listRequestDetails: (query) => client.listRequestDetails(query),
+    async getRequest(id, options) {
+      const startMs = performance.now();
+      try {
+        return await client.getRequest(id, options);
+      } finally {
+        detailSpans.push({ startMs, endMs: performance.now() });
+      }
+    },
+  };
+  const deps: PollDeps = {
+    client: timedClient,
+    store,
+    clock,
+    log: silentLogger(),
+    calls,
+    settings: POLL_SETTINGS,
+  };
+  return {
+    db: temp.db,
+    store,
+    client,
+    calls,
+    deps,
+    detailSpans,
+    cycle: () => runPollCycle(deps),
+    async seed(memoryClient) {
+      const { fromMs, toMs } = benchWindow();
+      const plan = planBackfill({
+        fromMs,
+        toMs,
+        states: [...POLL_SETTINGS.states],
+        chunkHours: POLL_SETTINGS.windowPastHours + POLL_SETTINGS.windowFutureHours,
+      });
+      return runBackfill(
+        { client: memoryClient, store, clock, log: silentLogger(), calls, concurrency: 8 },
+        plan,
+      );
+    },
+    async close() {
+      await client.close();
+      temp.remove();
+    },
+  };
+}
