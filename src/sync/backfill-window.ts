@@ -2,19 +2,19 @@ import type { RequestState } from '../config/index.js';
 import type { RunCounts } from '../db/run-store.js';
 import { describeError, isTransportError } from '../errors.js';
 import type { BackfillDeps } from './backfill.js';
-import { listFieldsOf, normalizeDetail, type DetailLike, type ListFields } from './normalize.js';
+import { listFieldsOf } from './normalize.js';
 import type { ListItem, ListState } from './ports.js';
-import { forEachConcurrently } from './pool.js';
-import { quarantineRecord, storeRecord, tallyOutcome } from './refresh.js';
+import { forEachConcurrently, readAhead } from './pool.js';
+import {
+  quarantineRecord,
+  storeRecord,
+  storeRecords,
+  tallyOutcome,
+  type PendingRecord,
+} from './refresh.js';
 import type { TimeWindow } from './window.js';
 
 const DEFAULT_BATCH_SIZE = 250;
-
-interface Pending {
-  record: DetailLike;
-  raw: unknown;
-  list: ListFields;
-}
 
 /**
  * Imports one window: for each state, the full list's pages (no detail call per request), deduped
@@ -38,7 +38,7 @@ export async function importWindow(
         ? new Map<string, ListItem>()
         : await listPartial(deps, window, state, counts, signal);
     const seen = new Set<string>();
-    let batch: Pending[] = [];
+    let batch: PendingRecord[] = [];
     const flush = () => {
       stored += writeBatch(deps, batch, counts);
       batch = [];
@@ -49,7 +49,7 @@ export async function importWindow(
       state,
       signal,
     });
-    for await (const page of pages) {
+    for await (const page of readAhead(pages)) {
       page.items.forEach((record, index) => {
         // Edits move requests between pages while we read: a repeat is dropped, a miss is
         // caught below by the partial list.
@@ -93,21 +93,11 @@ async function listPartial(
 }
 
 /** One write transaction for a batch of records: hundreds of requests, a few milliseconds. */
-function writeBatch(deps: BackfillDeps, batch: Pending[], counts: RunCounts): number {
-  if (batch.length === 0) return 0;
-  const observedAt = deps.store.now();
-  const outcomes = deps.store.transaction(() =>
-    batch.map(({ record, raw, list }) => {
-      const outcome = deps.store.requests.write({
-        normalized: normalizeDetail(record, list),
-        rawJson: JSON.stringify(raw),
-        source: 'backfill',
-        observedAt,
-      });
-      deps.store.quarantine.clear(record.request_id);
-      return outcome;
-    }),
-  );
+function writeBatch(deps: BackfillDeps, batch: PendingRecord[], counts: RunCounts): number {
+  const outcomes = storeRecords(deps.store, batch, {
+    source: 'backfill',
+    observedAt: deps.store.now(),
+  });
   outcomes.forEach((outcome) => tallyOutcome(counts, outcome));
   return outcomes.filter((outcome) => outcome === 'new' || outcome === 'changed').length;
 }

@@ -9,8 +9,14 @@ import { isoFromMs, normalizeTimestamp } from '../time.js';
 import type { CallTally } from './call-tally.js';
 import { listFieldsOf, type ListFields } from './normalize.js';
 import type { ListItem, ListState, Rejected, SyncClient } from './ports.js';
-import { forEachConcurrently } from './pool.js';
-import { quarantineRecord, refreshRequest, storeRecord, tallyOutcome } from './refresh.js';
+import { forEachConcurrently, readAhead } from './pool.js';
+import {
+  quarantineRecord,
+  refreshRequest,
+  storeRecords,
+  tallyOutcome,
+  type PendingRecord,
+} from './refresh.js';
 import { planChunks, pollWindow, type TimeWindow } from './window.js';
 
 /** What a poll cycle needs. */
@@ -175,22 +181,20 @@ async function syncAwaiting(
     state: 'awaiting',
     signal,
   });
-  for await (const page of pages) {
-    const observedAt = deps.store.now();
+  for await (const page of readAhead(pages)) {
+    // One transaction per page: an idle cycle over thousands of awaiting broadcasts compares
+    // each with what is stored and writes nothing, without a transaction per record.
+    const fresh: PendingRecord[] = [];
     page.items.forEach((record, index) => {
       if (seen.has(record.request_id)) return; // pages shift while read: a repeat is not news
       seen.add(record.request_id);
-      tallyOutcome(
-        counts,
-        storeRecord(deps.store, {
-          record,
-          raw: page.raws[index],
-          list: { state: 'awaiting' },
-          source: 'poll',
-          observedAt,
-        }),
-      );
+      fresh.push({ record, raw: page.raws[index], list: { state: 'awaiting' } });
     });
+    const outcomes = storeRecords(deps.store, fresh, {
+      source: 'poll',
+      observedAt: deps.store.now(),
+    });
+    for (const outcome of outcomes) tallyOutcome(counts, outcome);
     quarantineListed(deps, page.rejected, seen, counts);
   }
 }

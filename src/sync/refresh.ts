@@ -8,32 +8,45 @@ import type { Rejected, SyncClient } from './ports.js';
 /** What refreshing one request from its detail did ('unavailable': newly marked so). */
 export type RefreshOutcome = WriteOutcome | 'unavailable' | 'quarantined';
 
+/** A record with what a list said of it, ready to store. */
+export interface PendingRecord {
+  record: DetailLike;
+  raw: unknown;
+  list?: ListFields;
+}
+
 /**
- * Stores one record: its rows in one transaction, and a quarantined copy of it forgotten. The
- * list's last_updated is stored with the detail it came with, so a failed fetch leaves the old
- * value and the next cycle fetches again.
+ * Stores records, each with its rows, in one transaction (a page or a batch of hundreds takes a
+ * few milliseconds), and forgets their quarantined copies. Outcomes come back in order. The list's
+ * last_updated is stored with the detail it came with, so a failed fetch leaves the old value and
+ * the next cycle fetches again.
  */
+export function storeRecords(
+  store: Store,
+  records: readonly PendingRecord[],
+  { source, observedAt }: { source: WriteSource; observedAt: string },
+): WriteOutcome[] {
+  if (records.length === 0) return [];
+  return store.transaction(() =>
+    records.map(({ record, raw, list }) => {
+      const outcome = store.requests.write({
+        normalized: normalizeDetail(record, list),
+        rawJson: JSON.stringify(raw),
+        source,
+        observedAt,
+      });
+      store.quarantine.clear(record.request_id);
+      return outcome;
+    }),
+  );
+}
+
+/** Stores one record (see storeRecords). */
 export function storeRecord(
   store: Store,
-  write: {
-    record: DetailLike;
-    raw: unknown;
-    list?: ListFields;
-    source: WriteSource;
-    observedAt: string;
-  },
+  write: PendingRecord & { source: WriteSource; observedAt: string },
 ): WriteOutcome {
-  const normalized = normalizeDetail(write.record, write.list);
-  return store.transaction(() => {
-    const outcome = store.requests.write({
-      normalized,
-      rawJson: JSON.stringify(write.raw),
-      source: write.source,
-      observedAt: write.observedAt,
-    });
-    store.quarantine.clear(write.record.request_id);
-    return outcome;
-  });
+  return storeRecords(store, [write], write)[0]!;
 }
 
 /** Keeps a malformed record apart, to be retried when the service sends it again. */
