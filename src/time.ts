@@ -8,12 +8,18 @@
 const ISO_DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /**
  * Canonical form of an ISO-8601 timestamp, or null when `value` is not one. A timestamp without a
  * zone is taken as UTC: the service documents all its times as UTC.
  */
 export function normalizeTimestamp(value: string): string | null {
+  // Already canonical (what the schemas return and the store holds): one round trip proves it.
+  if (CANONICAL.test(value)) {
+    const ms = Date.parse(value);
+    if (!Number.isNaN(ms) && new Date(ms).toISOString() === value) return value;
+  }
   const match = ISO_DATE_TIME.exec(value.trim());
   if (!match) return null;
   const [, y, mo, d, h, mi, s = '00', frac = '', zone = 'Z'] = match;

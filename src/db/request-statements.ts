@@ -72,6 +72,13 @@ export function prepareRequestStatements(sqlite: Database.Database) {
       `SELECT ${['request_id', ...CONTENT_COLUMNS, 'unavailable_at', 'synced_at', 'first_seen_at', 'content_hash'].join(', ')} FROM requests WHERE request_id = ?`,
     ),
     summary: sqlite.prepare(`SELECT ${summaryColumns} FROM requests WHERE request_id = ?`),
+    // The stored row is exactly this observation: same text, same list state, available, and
+    // no quarantined copy waiting to be cleared.
+    isSameRaw: sqlite.prepare(
+      `SELECT 1 FROM requests WHERE request_id = @request_id AND raw_json = @raw_json
+         AND list_state = @list_state AND unavailable_at IS NULL
+         AND NOT EXISTS (SELECT 1 FROM quarantine WHERE quarantine.request_id = @request_id)`,
+    ),
     summariesInWindow: sqlite.prepare(
       `SELECT ${summaryColumns} FROM requests WHERE event_dt_utc BETWEEN @from AND @to`,
     ),

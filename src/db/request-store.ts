@@ -234,7 +234,21 @@ export function createRequestStore(sqlite: Database.Database) {
     return statements.summary.get(requestId) as StoredSummary | undefined;
   }
 
-  return { write, writePartial, markUnavailable, summariesInWindow, summary };
+  /**
+   * True when the stored row holds exactly this record text and list state, is available and has
+   * nothing in quarantine: normalizing and writing it again would change nothing.
+   */
+  function isSameRaw(requestId: string, rawJson: string, listState: string): boolean {
+    return (
+      statements.isSameRaw.get({
+        request_id: requestId,
+        raw_json: rawJson,
+        list_state: listState,
+      }) !== undefined
+    );
+  }
+
+  return { write, writePartial, markUnavailable, summariesInWindow, summary, isSameRaw };
 }
 
 /** The request store's interface. */

@@ -19,6 +19,8 @@ export async function forEachConcurrently<T>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
  * Iterates `source` one item ahead: the next page is being fetched while the caller stores the
  * current one, so network time and database time overlap instead of adding up. At most two items
@@ -26,19 +28,28 @@ export async function forEachConcurrently<T>(
  */
 export async function* readAhead<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
   const iterator = source[Symbol.asyncIterator]();
-  let pending: Promise<IteratorResult<T>> | undefined = iterator.next();
+  // Each prefetch gets a no-op handler at once: it may fail while nobody awaits it yet (during the
+  // turns below, or after the caller stopped); awaiting it later still sees the failure.
+  const ask = () => {
+    const next = iterator.next();
+    next.catch(() => undefined);
+    return next;
+  };
+  let pending: Promise<IteratorResult<T>> | undefined = ask();
   try {
     while (pending) {
       const result: IteratorResult<T> = await pending;
       pending = undefined;
       if (result.done) return;
-      pending = iterator.next();
+      pending = ask();
+      // fetch dispatches on a later turn of the event loop: let the request leave before the
+      // caller's synchronous SQLite work holds the loop (two turns, checked against the service's
+      // call timestamps).
+      await turn();
+      await turn();
       yield result.value;
     }
   } finally {
-    if (pending) {
-      pending.catch(() => undefined);
-      void iterator.return?.()?.catch?.(() => undefined);
-    }
+    if (pending) void iterator.return?.()?.catch?.(() => undefined);
   }
 }

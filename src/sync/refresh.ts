@@ -27,18 +27,27 @@ export function storeRecords(
   { source, observedAt }: { source: WriteSource; observedAt: string },
 ): WriteOutcome[] {
   if (records.length === 0) return [];
-  return store.transaction(() =>
-    records.map(({ record, raw, list }) => {
-      const outcome = store.requests.write({
+  // An idle cycle rereads every awaiting request: one whose text and list state equal what is
+  // stored is skipped before it is normalized, and a page of those opens no transaction at all.
+  const texts = records.map(({ raw }) => JSON.stringify(raw));
+  const isSame = records.map(({ record, list }, index) =>
+    list?.state ? store.requests.isSameRaw(record.request_id, texts[index]!, list.state) : false,
+  );
+  const outcomes = records.map((): WriteOutcome => 'unchanged');
+  if (isSame.every(Boolean)) return outcomes;
+  store.transaction(() =>
+    records.forEach(({ record, list }, index) => {
+      if (isSame[index]) return;
+      outcomes[index] = store.requests.write({
         normalized: normalizeDetail(record, list),
-        rawJson: JSON.stringify(raw),
+        rawJson: texts[index]!,
         source,
         observedAt,
       });
       store.quarantine.clear(record.request_id);
-      return outcome;
     }),
   );
+  return outcomes;
 }
 
 /** Stores one record (see storeRecords). */

@@ -136,7 +136,6 @@ function textOf(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-
 function withoutId(location: WebhookLocation | null | undefined) {
   return location ? { ...location, id: null } : location;
 }
