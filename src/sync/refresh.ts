@@ -29,9 +29,13 @@ export function storeRecords(
   if (records.length === 0) return [];
   // An idle cycle rereads every awaiting request: one whose text and list state equal what is
   // stored is skipped before it is normalized, and a page of those opens no transaction at all.
+  // Only for records that carry nothing but their state: a partial-list item's last_updated may
+  // have moved while the detail reads the same, and it must still be stored.
   const texts = records.map(({ raw }) => JSON.stringify(raw));
   const isSame = records.map(({ record, list }, index) =>
-    list?.state ? store.requests.isSameRaw(record.request_id, texts[index]!, list.state) : false,
+    isStateOnly(list)
+      ? store.requests.isSameRaw(record.request_id, texts[index]!, list.state)
+      : false,
   );
   const outcomes = records.map((): WriteOutcome => 'unchanged');
   if (isSame.every(Boolean)) return outcomes;
@@ -48,6 +52,15 @@ export function storeRecords(
     }),
   );
   return outcomes;
+}
+
+function isStateOnly(list: ListFields | undefined): list is { state: string } {
+  return (
+    list?.state !== undefined &&
+    list.last_updated_timestamp_utc === undefined &&
+    list.event_dt_utc === undefined &&
+    list.created_timestamp_utc === undefined
+  );
 }
 
 /** Stores one record (see storeRecords). */

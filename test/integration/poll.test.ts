@@ -90,6 +90,26 @@ describe('the poll cycle against the simulator', () => {
     expect(change.changed_columns).toContain('list_state');
   });
 
+  it('stores a moved last_updated even when the detail reads the same, so it is not fetched again', async () => {
+    mirror = await startMirror({ requests: 100 });
+    await mirror.cycle();
+    const [same] = truthInWindow(mirror).filter((t) => t.isVisible && t.listState === 'accepted');
+    const before = mirror.sim.truth().find((t) => t.requestId === same!.requestId)!;
+    mirror.clock.advance(60_000);
+    mirror.sim.world.setState(same!.requestId, 'accepted'); // touches last_updated only
+    const after = mirror.sim.truth().find((t) => t.requestId === same!.requestId)!;
+    expect(after.lastUpdatedTimestampUtc).not.toBe(before.lastUpdatedTimestampUtc);
+    expect(after.detail).toEqual(before.detail);
+    await mirror.cycle();
+    const stored = mirror.db.sqlite
+      .prepare('SELECT last_updated_timestamp_utc AS at FROM requests WHERE request_id = ?')
+      .get(same!.requestId) as { at: string };
+    expect(stored.at).toBe(after.lastUpdatedTimestampUtc);
+    mirror.sim.resetCalls();
+    await mirror.cycle();
+    expect(detailCalls(mirror)).toHaveLength(0);
+  });
+
   it('marks a request that the service stopped showing (403) unavailable, keeping it, and clears the mark if it returns', async () => {
     mirror = await startMirror({ requests: 100 });
     await mirror.cycle();
