@@ -55,7 +55,7 @@ async function main(): Promise<void> {
     return;
   }
   if (values.render) {
-    render();
+    await render();
     return;
   }
   const machine = describeMachine();
@@ -106,7 +106,7 @@ async function main(): Promise<void> {
     figures,
     details,
   });
-  replaceSection(join(root, 'bench', 'README.md'), `${heading}\n\n${table}`);
+  await replaceSection(join(root, 'bench', 'README.md'), `${heading}\n\n${table}`);
   ctx.progress('wrote bench/results.json and the table in bench/README.md');
 }
 
@@ -122,7 +122,7 @@ function present(
 }
 
 /** Prints the table of bench/results.json and writes it into bench/README.md again. */
-function render(): void {
+async function render(): Promise<void> {
   const root = repoRoot();
   const results = JSON.parse(readFileSync(join(root, 'bench', 'results.json'), 'utf8')) as {
     date: string;
@@ -139,7 +139,7 @@ function render(): void {
     results.options.quick,
   );
   console.log(`${heading}\n\n${table}`);
-  replaceSection(join(root, 'bench', 'README.md'), `${heading}\n\n${table}`);
+  await replaceSection(join(root, 'bench', 'README.md'), `${heading}\n\n${table}`);
 }
 
 await main();

@@ -1,4 +1,5 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import * as prettier from 'prettier';
 import type { Machine } from './machine.js';
 
 /** How a figure is judged against its target. */
@@ -70,6 +71,7 @@ export function pendingFigure(
 function formatValue(value: number | null, unit: string): string {
   if (value === null) return '-';
   const abs = Math.abs(value);
+  if (unit === 'ratio') return value.toFixed(2);
   const text =
     Number.isInteger(value) || abs >= 1000
       ? Math.round(value).toLocaleString('en-US')
@@ -114,8 +116,11 @@ export function writeJson(path: string, value: unknown): void {
 const START = '<!-- bench:results:start -->';
 const END = '<!-- bench:results:end -->';
 
-/** Replaces the generated section of a Markdown file (between the bench markers). */
-export function replaceSection(path: string, body: string): boolean {
+/**
+ * Replaces the generated section of a Markdown file (between the bench markers) and formats the
+ * file with the project's Prettier settings, so `npm run lint` passes after a run.
+ */
+export async function replaceSection(path: string, body: string): Promise<boolean> {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -125,6 +130,8 @@ export function replaceSection(path: string, body: string): boolean {
   const start = text.indexOf(START);
   const end = text.indexOf(END);
   if (start < 0 || end < start) return false;
-  writeFileSync(path, `${text.slice(0, start + START.length)}\n${body}\n${text.slice(end)}`);
+  const replaced = `${text.slice(0, start + START.length)}\n${body}\n${text.slice(end)}`;
+  const options = (await prettier.resolveConfig(path)) ?? {};
+  writeFileSync(path, await prettier.format(replaced, { ...options, filepath: path }));
   return true;
 }
