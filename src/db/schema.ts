@@ -219,6 +219,21 @@ export const webhookEvents = sqliteTable(
   ],
 );
 
+/** The delivery bookkeeping both outbox tables carry. */
+function deliveryColumns() {
+  return {
+    /** pending, sent or failed. */
+    status: text('status').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    lastError: text('last_error'),
+    nextAttemptAt: text('next_attempt_at'),
+    sentAt: text('sent_at'),
+    createdAt: text('created_at')
+      .notNull()
+      .default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`),
+  };
+}
+
 /**
  * GPS samples other programs queue for the service, with plain SQL. The daemon sends them per
  * request in timestamp order, at most 200 per call.
@@ -234,15 +249,7 @@ export const outboxLocations = sqliteTable(
     speed: real('speed'),
     /** Unix epoch seconds, fractions allowed, as the service takes it. */
     timestamp: real('timestamp'),
-    /** pending, sent or failed. */
-    status: text('status').notNull().default('pending'),
-    attempts: integer('attempts').notNull().default(0),
-    lastError: text('last_error'),
-    nextAttemptAt: text('next_attempt_at'),
-    sentAt: text('sent_at'),
-    createdAt: text('created_at')
-      .notNull()
-      .default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`),
+    ...deliveryColumns(),
   },
   (table) => [
     index('outbox_locations_pending_idx').on(table.status, table.requestId, table.timestamp),
@@ -268,14 +275,7 @@ export const outboxActions = sqliteTable(
     at: text('at'),
     /** change_request: change_reason (at most 450 characters). */
     reason: text('reason'),
-    status: text('status').notNull().default('pending'),
-    attempts: integer('attempts').notNull().default(0),
-    lastError: text('last_error'),
-    nextAttemptAt: text('next_attempt_at'),
-    sentAt: text('sent_at'),
-    createdAt: text('created_at')
-      .notNull()
-      .default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`),
+    ...deliveryColumns(),
   },
   (table) => [
     index('outbox_actions_pending_idx').on(table.status, table.requestId, table.outboxId),
