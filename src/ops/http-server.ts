@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import { describeError, TransportError } from '../errors.js';
+import { describeError } from '../errors.js';
+import { listenOn, parseListen as parseListenSetting, stopServer } from '../listen.js';
 import type { Logger } from '../log.js';
 import type { Readiness } from './freshness.js';
 
@@ -79,7 +79,6 @@ export async function startOpsServer({
   extraHandler,
   ...routes
 }: OpsRoutes & { listen: string; extraHandler?: FallbackHandler }): Promise<OpsServer> {
-  const { host, port } = parseListen(listen);
   const handle = createOpsHandler(routes);
   const server = createServer((req, res) => {
     if (handle(req, res)) return;
@@ -89,51 +88,28 @@ export async function startOpsServer({
   // A scraper or probe that stalls must not hold a connection for long.
   server.requestTimeout = 15_000;
   server.headersTimeout = 10_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error) =>
-      reject(
-        new TransportError({
-          code: 'ops.listen_failed',
-          message: `cannot listen for monitoring on ${host}:${port}: ${error.message}`,
-          hint: 'Choose another TRANSPORT_HTTP_LISTEN or stop what is using it.',
-          cause: error,
-        }),
-      ),
-    );
-    server.listen(port, host, () => resolve());
+  const url = await listenOn(server, listen, {
+    ...OPS_LISTEN,
+    code: 'ops.listen_failed',
+    what: 'monitoring',
   });
-  const address = server.address() as AddressInfo;
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `http://${shownHost}:${address.port}`;
   routes.log.info({ url }, 'monitoring endpoint listening');
   let stopping: Promise<void> | undefined;
   return {
     url,
     server,
     stop() {
-      stopping ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-        // Keep-alive scrapers hold connections open; a stop must not wait for them.
-        setTimeout(() => server.closeAllConnections(), 1000).unref();
-      });
+      stopping ??= stopServer(server);
       return stopping;
     },
   };
 }
 
-/** `host:port`, `[v6]:port` or `port` (host 127.0.0.1). */
+const OPS_LISTEN = { envName: 'TRANSPORT_HTTP_LISTEN', example: '127.0.0.1:9464' };
+
+/** TRANSPORT_HTTP_LISTEN as host and port. */
 export function parseListen(listen: string): { host: string; port: number } {
-  const match = /^(?:(?:\[([0-9a-fA-F:]+)\]|([\w.-]+)):)?(\d{1,5})$/.exec(listen.trim());
-  const port = Number(match?.[3]);
-  if (!match || port > 65_535) {
-    throw new TransportError({
-      code: 'config.invalid',
-      message: `TRANSPORT_HTTP_LISTEN must be host:port or port (got "${listen}")`,
-      hint: 'For example 127.0.0.1:9464.',
-    });
-  }
-  return { host: match[1] ?? match[2] ?? '127.0.0.1', port };
+  return parseListenSetting(listen, OPS_LISTEN);
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -25,11 +25,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  *   through the poll's refreshRequest, deduped per request; a v1.0 event is processed only once
  *   its fetches are stored.
  */
-import type { AddressInfo } from 'node:net';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import type { Store } from '../db/store.js';
 import { TransportError } from '../errors.js';
+import { listenOn, parseListen as parseListenSetting, stopServer } from '../listen.js';
 import type { Logger } from '../log.js';
 import type { SyncClient } from '../sync/ports.js';
 import { createApplier } from './applier.js';
@@ -88,7 +88,6 @@ export async function startWebhookService({
 }): Promise<WebhookService> {
   const wlog = log.child({ area: 'webhooks' });
   const verify = verifierFrom(config, wlog);
-  const { host, port } = parseListen(config.webhookListen);
   const events = createEventStore(store.db.sqlite);
   const aborter = new AbortController();
   const fetches = createFetchQueue({
@@ -119,22 +118,12 @@ export async function startWebhookService({
     onStored: () => applier.wake(),
     fallback,
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error) =>
-      reject(
-        new TransportError({
-          code: 'webhook.listen_failed',
-          message: `cannot listen for webhooks on ${host}:${port}: ${error.message}`,
-          hint: 'Choose another TRANSPORT_WEBHOOK_LISTEN or stop what is using it.',
-          cause: error,
-        }),
-      ),
-    );
-    server.listen(port, host, () => resolve());
+  const base = await listenOn(server, requireListen(config.webhookListen), {
+    ...WEBHOOK_LISTEN,
+    code: 'webhook.listen_failed',
+    what: 'webhooks',
   });
-  const address = server.address() as AddressInfo;
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `http://${shownHost}:${address.port}${config.webhookPath}`;
+  const url = `${base}${config.webhookPath}`;
   const pending = events.pendingCount();
   wlog.info({ url, isSigned: verify !== null, pending }, 'webhook receiver listening');
   applier.wake();
@@ -145,10 +134,7 @@ export async function startWebhookService({
     idle: () => applier.idle(),
     stop() {
       stopping ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
+        await stopServer(server);
         await applier.stop();
         aborter.abort();
         await fetches.idle();
@@ -174,8 +160,9 @@ function verifierFrom(config: WebhookConfig, log: Logger): SignatureVerifier | n
   return null;
 }
 
-/** `host:port`, `[v6]:port` or `port` (host 127.0.0.1). */
-export function parseListen(listen: string | undefined): { host: string; port: number } {
+const WEBHOOK_LISTEN = { envName: 'TRANSPORT_WEBHOOK_LISTEN', example: '127.0.0.1:8787' };
+
+function requireListen(listen: string | undefined): string {
   if (!listen) {
     throw new TransportError({
       code: 'webhook.no_listen',
@@ -183,14 +170,10 @@ export function parseListen(listen: string | undefined): { host: string; port: n
       hint: 'Set it to host:port, e.g. 127.0.0.1:8787.',
     });
   }
-  const match = /^(?:(?:\[([0-9a-fA-F:]+)\]|([\w.-]+)):)?(\d{1,5})$/.exec(listen.trim());
-  const port = Number(match?.[3]);
-  if (!match || port > 65_535) {
-    throw new TransportError({
-      code: 'config.invalid',
-      message: `TRANSPORT_WEBHOOK_LISTEN must be host:port or port (got "${listen}")`,
-      hint: 'For example 127.0.0.1:8787.',
-    });
-  }
-  return { host: match[1] ?? match[2] ?? '127.0.0.1', port };
+  return listen;
+}
+
+/** TRANSPORT_WEBHOOK_LISTEN as host and port. */
+export function parseListen(listen: string | undefined): { host: string; port: number } {
+  return parseListenSetting(requireListen(listen), WEBHOOK_LISTEN);
 }

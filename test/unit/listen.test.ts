@@ -1,0 +1,71 @@
+import { createServer } from 'node:http';
+import { Agent } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { listenOn, parseListen, stopServer } from '../../src/listen.js';
+
+const setting = { envName: 'TRANSPORT_X_LISTEN', example: '127.0.0.1:1', code: 'x.listen_failed' };
+const agents: Agent[] = [];
+// Node's fetch takes undici's `dispatcher`, which the DOM RequestInit type does not know.
+const withDispatcher = (agent: Agent): RequestInit =>
+  ({ dispatcher: agent }) as unknown as RequestInit;
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((agent) => agent.destroy()));
+});
+
+describe('listening addresses', () => {
+  it('reads host:port, [v6]:port and a bare port, and names the setting when it cannot', () => {
+    expect(parseListen('8787', setting)).toEqual({ host: '127.0.0.1', port: 8787 });
+    expect(parseListen('0.0.0.0:9000', setting)).toEqual({ host: '0.0.0.0', port: 9000 });
+    expect(parseListen('[::1]:9000', setting)).toEqual({ host: '::1', port: 9000 });
+    expect(() => parseListen('host:99999', setting)).toThrow(/TRANSPORT_X_LISTEN must be/);
+  });
+
+  it('reports a port in use with the setting to change', async () => {
+    const first = createServer();
+    const url = await listenOn(first, '127.0.0.1:0', { ...setting, what: 'tests' });
+    const port = new URL(url).port;
+    const second = createServer();
+    await expect(
+      listenOn(second, `127.0.0.1:${port}`, { ...setting, what: 'tests' }),
+    ).rejects.toThrow(/cannot listen for tests on 127\.0\.0\.1:\d+.*EADDRINUSE/);
+    await stopServer(first);
+  });
+});
+
+describe('stopping a server', () => {
+  it('does not wait on a client that keeps its keep-alive connection busy', async () => {
+    // Each answer takes 30 ms and the client sends the next at once, like the service
+    // delivering a burst of webhooks: the connection is never idle when the stop begins.
+    const server = createServer((_req, res) => {
+      setTimeout(() => res.end('ok'), 30);
+    });
+    const url = await listenOn(server, '127.0.0.1:0', { ...setting, what: 'tests' });
+    const agent = new Agent({ connections: 1, keepAliveTimeout: 60_000 });
+    agents.push(agent);
+    let sending = true;
+    const closeHeaders: (string | null)[] = [];
+    const client = (async () => {
+      while (sending) {
+        try {
+          const res = await fetch(url, withDispatcher(agent));
+          closeHeaders.push(res.headers.get('connection'));
+          await res.text();
+        } catch {
+          // Refused or cut once the server is gone: what a sender sees during a stop.
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      }
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const startedAt = Date.now();
+    await stopServer(server, 500);
+    const tookMs = Date.now() - startedAt;
+    sending = false;
+    await client;
+    // Without the stop's own measures, server.close() waits for as long as the client sends.
+    expect(tookMs).toBeLessThan(2_000);
+    expect(server.listening).toBe(false);
+    // Requests that arrived once the stop began were told the connection closes.
+    expect(closeHeaders.at(-1)).toBe('close');
+  });
+});
