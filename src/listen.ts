@@ -61,20 +61,24 @@ export const STOP_GRACE_MS = 1_000;
 /**
  * Stops a server without waiting on its clients. `server.close()` alone waits for every
  * keep-alive connection, and a client that keeps sending (the service delivering webhooks, a
- * scraper) keeps its connection busy forever. So: idle connections close at once, a request
- * that arrives during the stop is answered with `Connection: close`, and whatever is still open
- * after the grace period is cut (a webhook delivery cut before its 2xx is sent again by the
- * service, and its event_id makes the repeat harmless).
+ * scraper) keeps its connection busy forever. So: idle connections close at once, and the others
+ * as soon as their request is answered; a request that arrives during the stop is answered with
+ * `Connection: close`; whatever is still open after the grace period is cut (a webhook delivery
+ * cut before its 2xx is sent again by the service, and its event_id makes the repeat harmless).
  */
 export function stopServer(server: Server, graceMs = STOP_GRACE_MS): Promise<void> {
   return new Promise<void>((resolve) => {
     server.prependListener('request', (_req, res) => res.setHeader('connection', 'close'));
     server.close(() => {
+      clearInterval(sweep);
       clearTimeout(cut);
       resolve();
     });
     server.closeIdleConnections();
+    // A connection whose request was in flight turns idle when answered: close it then.
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
     const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+    sweep.unref();
     cut.unref();
   });
 }

@@ -33,39 +33,44 @@ describe('listening addresses', () => {
 });
 
 describe('stopping a server', () => {
-  it('does not wait on a client that keeps its keep-alive connection busy', async () => {
-    // Each answer takes 30 ms and the client sends the next at once, like the service
-    // delivering a burst of webhooks: the connection is never idle when the stop begins.
+  it('lets the request in flight finish, and does not wait on a client that keeps sending', async () => {
+    // Each answer takes 30 ms and the client sends the next at once on one keep-alive
+    // connection, like the service delivering a burst of webhooks.
+    let received = 0;
+    let onThirdRequest!: () => void;
+    const thirdRequest = new Promise<void>((resolve) => (onThirdRequest = resolve));
     const server = createServer((_req, res) => {
+      received += 1;
+      if (received === 3) onThirdRequest();
       setTimeout(() => res.end('ok'), 30);
     });
     const url = await listenOn(server, '127.0.0.1:0', { ...setting, what: 'tests' });
     const agent = new Agent({ connections: 1, keepAliveTimeout: 60_000 });
     agents.push(agent);
     let sending = true;
-    const closeHeaders: (string | null)[] = [];
+    let answered = 0;
     const client = (async () => {
       while (sending) {
         try {
           const res = await fetch(url, withDispatcher(agent));
-          closeHeaders.push(res.headers.get('connection'));
-          await res.text();
+          if ((await res.text()) === 'ok') answered += 1;
         } catch {
           // Refused or cut once the server is gone: what a sender sees during a stop.
           await new Promise((resolve) => setTimeout(resolve, 5));
         }
       }
     })();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Stop while the third request is being answered: the connection is busy, not idle.
+    await thirdRequest;
     const startedAt = Date.now();
     await stopServer(server, 500);
     const tookMs = Date.now() - startedAt;
     sending = false;
     await client;
-    // Without the stop's own measures, server.close() waits for as long as the client sends.
+    // server.close() alone waits for as long as the client keeps sending.
     expect(tookMs).toBeLessThan(2_000);
     expect(server.listening).toBe(false);
-    // Requests that arrived once the stop began were told the connection closes.
-    expect(closeHeaders.at(-1)).toBe('close');
+    // The request in flight when the stop began was answered, not cut.
+    expect(answered).toBeGreaterThanOrEqual(3);
   });
 });
