@@ -240,7 +240,7 @@ export const SETTINGS = {
     env: 'TRANSPORT_STALE_AFTER_CYCLES',
     defaultText: '3',
     description:
-      'The mirror counts as stale (status exits 1, /readyz answers 503) once the last successful cycle is older than this many poll intervals.',
+      'The mirror counts as stale (status exits 1, /readyz answers 503) once this many scheduled cycles have passed since the last successful one (this many poll intervals on a regular schedule; a schedule that pauses overnight is not stale overnight).',
     schema: wholeNumber(1, 1000),
   }),
   retentionDays: setting({

@@ -10,7 +10,10 @@ export interface Freshness {
   freshnessSeconds: number | null;
   /** The gap between the schedule's next two runs. */
   pollIntervalSeconds: number;
-  /** staleAfterCycles × the poll interval. */
+  /**
+   * Age at which the mirror counts as stale: staleAfterCycles poll intervals, or the time until
+   * the staleAfterCycles-th scheduled run after the last success when the schedule pauses.
+   */
   staleAfterSeconds: number;
   /** No success yet, or the last one is older than staleAfterSeconds. */
   isStale: boolean;
@@ -41,6 +44,21 @@ export function pollIntervalMs(pattern: string, fromMs: number): number {
   }
 }
 
+/**
+ * When the `n`-th run of `pattern` after `fromMs` falls (epoch ms, n ≥ 1), or Infinity when the
+ * pattern has fewer runs left. Over a pause in the schedule (nights, for a working-hours pattern)
+ * this is what "n cycles later" means, where n times the current interval is not.
+ */
+export function nthRunAfter(pattern: string, fromMs: number, n: number): number {
+  const job = new Cron(pattern, { paused: true });
+  try {
+    const runs = job.nextRuns(n, new Date(fromMs));
+    return runs.length < n ? Number.POSITIVE_INFINITY : runs[n - 1]!.getTime();
+  } finally {
+    job.stop();
+  }
+}
+
 /** Reads the last success time the poll cycle records in sync_state (null when absent). */
 export function readLastSuccessAt(sqlite: Database.Database): string | null {
   const hasTable = sqlite
@@ -65,8 +83,17 @@ export function assessFreshness({
   staleAfterCycles: number;
 }): Freshness {
   const intervalMs = pollIntervalMs(pollCron, nowMs);
-  const staleAfterMs = intervalMs * staleAfterCycles;
   const successMs = lastSuccessAt === null ? Number.NaN : Date.parse(lastSuccessAt);
+  // Stale once staleAfterCycles scheduled cycles have passed without a success: that many
+  // intervals on a regular schedule, longer when the schedule pauses (a working-hours pattern is
+  // not stale overnight). The sum of intervals stays the floor, so a regular schedule counts
+  // from the success itself, not from the run that produced it.
+  const staleAfterMs = Math.max(
+    intervalMs * staleAfterCycles,
+    Number.isFinite(successMs)
+      ? nthRunAfter(pollCron, successMs, staleAfterCycles) - successMs
+      : Number.NEGATIVE_INFINITY,
+  );
   // A clock stepped backwards would give a negative age: count it as just now.
   const ageMs = Number.isFinite(successMs) ? Math.max(0, nowMs - successMs) : null;
   return {

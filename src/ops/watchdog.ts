@@ -1,14 +1,15 @@
 import type { Logger } from '../log.js';
 import { createRateLimitedLogger } from '../log.js';
-import { pollIntervalMs } from './freshness.js';
+import { nthRunAfter, pollIntervalMs } from './freshness.js';
 import type { SystemdNotifier } from './notify.js';
 
 /** Extra slack on top of interval + deadline before the loop counts as hung. */
 const PROGRESS_GRACE_MS = 30_000;
 
 /**
- * True while the scheduler loop shows progress: its last tick or cycle end is no older than one
- * poll interval plus the cycle deadline (plus a grace). A loop that stopped ticking, or a cycle
+ * True while the scheduler loop shows progress: its last tick or cycle end is no older than the
+ * wait for the next scheduled tick (at least one poll interval) plus the cycle deadline (plus a
+ * grace). A loop that stopped ticking, or a cycle
  * stuck past its deadline, fails this, so the watchdog ping is withheld and systemd restarts us.
  */
 export function createProgressCheck({
@@ -25,8 +26,14 @@ export function createProgressCheck({
 }): () => boolean {
   return () => {
     const at = now();
-    const limitMs = pollIntervalMs(pollCron, at) + cycleDeadlineMs + PROGRESS_GRACE_MS;
-    return at - lastProgressAt() <= limitMs;
+    const progressAt = lastProgressAt();
+    // Until the next scheduled tick after the last progress, however far off (a schedule that
+    // pauses overnight ticks no more until morning), and at least one current interval.
+    const quietMs = Math.max(
+      pollIntervalMs(pollCron, at),
+      nthRunAfter(pollCron, progressAt, 1) - progressAt,
+    );
+    return at - progressAt <= quietMs + cycleDeadlineMs + PROGRESS_GRACE_MS;
   };
 }
 

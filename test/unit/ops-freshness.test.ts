@@ -38,6 +38,29 @@ describe('freshness', () => {
     expect(at(180_001)).toMatchObject({ freshnessSeconds: 180, isStale: true });
   });
 
+  it('over a pause in the schedule, counts the cycles that were due, not the hours', () => {
+    // Every 5 minutes from 06:00 to 20:55, server time: nothing runs overnight.
+    const pollCron = '0 */5 6-20 * * *';
+    const lastSuccessAt = iso(new Date(2025, 5, 15, 20, 55, 3).getTime());
+    const at = (nowMs: number) =>
+      assessFreshness({ lastSuccessAt, nowMs, pollCron, staleAfterCycles: 3 });
+    expect(at(new Date(2025, 5, 15, 23, 0, 0).getTime())).toMatchObject({ isStale: false });
+    expect(at(new Date(2025, 5, 16, 6, 9, 0).getTime())).toMatchObject({ isStale: false });
+    // The third run after the success (06:10) passed without one: stale.
+    expect(at(new Date(2025, 5, 16, 6, 10, 4).getTime())).toMatchObject({
+      isStale: true,
+      staleAfterSeconds: 9 * 3600 + 14 * 60 + 57,
+    });
+    // During working hours it is the usual three intervals.
+    const daytime = assessFreshness({
+      lastSuccessAt: iso(new Date(2025, 5, 16, 10, 0, 2).getTime()),
+      nowMs: new Date(2025, 5, 16, 10, 15, 3).getTime(),
+      pollCron,
+      staleAfterCycles: 3,
+    });
+    expect(daytime).toMatchObject({ staleAfterSeconds: 900, isStale: true });
+  });
+
   it('counts a success in the future (a clock stepped back) as just now', () => {
     expect(assessFreshness({ ...base, lastSuccessAt: iso(T0 + 5000) })).toMatchObject({
       freshnessSeconds: 0,
@@ -96,6 +119,22 @@ describe('the scheduler progress check behind the watchdog', () => {
     });
     expect(isProgressing()).toBe(true);
     now = T0 + 60_000 + 600_000 + 30_000;
+    expect(isProgressing()).toBe(true);
+    now += 1;
+    expect(isProgressing()).toBe(false);
+  });
+
+  it('holds overnight for a schedule that pauses, until the morning tick is overdue', () => {
+    const lastTick = new Date(2025, 5, 15, 20, 55, 0).getTime();
+    let now = new Date(2025, 5, 16, 3, 0, 0).getTime();
+    const isProgressing = createProgressCheck({
+      lastProgressAt: () => lastTick,
+      pollCron: '0 */5 6-20 * * *',
+      cycleDeadlineMs: 600_000,
+      now: () => now,
+    });
+    expect(isProgressing()).toBe(true);
+    now = new Date(2025, 5, 16, 6, 0, 0).getTime() + 600_000 + 30_000;
     expect(isProgressing()).toBe(true);
     now += 1;
     expect(isProgressing()).toBe(false);
