@@ -89,10 +89,10 @@ export interface Simulator {
   /** Replaces the fault settings. */
   setFaults(faults: FaultOptions): void;
   setLatency(ms: number): void;
-  /** Every API call received (control calls excluded), oldest first. */
+  /** API calls received (control calls excluded), oldest first: the last LOG_LIMIT of them. */
   readonly calls: CallRecord[];
   resetCalls(): void;
-  /** Every provider action answered 2xx, oldest first. */
+  /** Provider actions answered 2xx, oldest first: the last LOG_LIMIT of them. */
   readonly actions: ActionRecord[];
   /** Every access token handed out. */
   issuedTokens(): string[];
@@ -100,6 +100,18 @@ export interface Simulator {
   readonly events: EventEmitter;
   /** The webhook sender, when `webhooks` was given. */
   readonly webhooks: WebhookSender | undefined;
+}
+
+/**
+ * How many calls and actions the simulator remembers. A demo left running for weeks must not
+ * grow without bound; tests and benchmarks stay far below it.
+ */
+export const LOG_LIMIT = 200_000;
+
+/** Appends to a log and drops its oldest tenth once it passes LOG_LIMIT (amortized cheap). */
+export function appendBounded<T>(log: T[], entry: T): void {
+  log.push(entry);
+  if (log.length > LOG_LIMIT) log.splice(0, log.length - Math.floor(LOG_LIMIT * 0.9));
 }
 
 /** Builds a simulator; call `listen` to serve it. */
@@ -184,14 +196,14 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
           clientId: options.clientId ?? 'demo-client',
           clientSecret: options.clientSecret ?? 'demo-secret',
           recordAction: (kind, requestId, body) =>
-            actions.push({ at: isoFromMs(clock.now()), kind, requestId, body }),
+            appendBounded(actions, { at: isoFromMs(clock.now()), kind, requestId, body }),
         },
         control: sim,
         faults,
         clock,
         log,
         latencyMs: () => latencyMs,
-        record: (call) => calls.push(call),
+        record: (call) => appendBounded(calls, call),
       });
       await new Promise<void>((resolve, reject) => {
         srv.once('error', reject);
