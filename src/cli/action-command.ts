@@ -2,6 +2,7 @@ import { isOutcomeUnknown } from '../api/index.js';
 import { createSyncContext, type SyncContext } from '../daemon/context.js';
 import { describeError, isTransportError, TransportError } from '../errors.js';
 import {
+  checkText,
   describeRefusal,
   judge,
   observeRequest,
@@ -10,7 +11,14 @@ import {
   type OutboxAction,
 } from '../outbox/index.js';
 import { refreshRequest } from '../sync/refresh.js';
-import { EXIT, usageError, type CliIo } from './command.js';
+import {
+  DB_FLAG,
+  EXIT,
+  parseCommandArgs,
+  usageError,
+  type CliIo,
+  type Command,
+} from './command.js';
 import { setupCommand } from './setup.js';
 
 /**
@@ -100,4 +108,45 @@ export async function answerRequest(
     );
     return `${done} ${requestId}`;
   }
+}
+
+/**
+ * `accept` and `decline`: the same arguments, checks and flow; only their words differ.
+ * `description` is the usage paragraph between the synopsis and the exit codes.
+ */
+export function answerCommand({
+  kind,
+  summary,
+  description,
+}: {
+  kind: 'accept' | 'decline';
+  summary: string;
+  description: string;
+}): Command {
+  const done = kind === 'accept' ? 'accepted' : 'declined';
+  return {
+    name: kind,
+    summary,
+    usage: `Usage: transport-sync ${kind} <id> [--notes TEXT] [--db PATH]
+
+${description}
+Exit codes: 0 ${done}, 1 refused by the service (403 not available to you: already assigned,
+declined or canceled; 404 unknown request id; 400 invalid) or failed, 2 bad arguments (nothing
+is sent).`,
+    async run(argv, io) {
+      const { values, positionals } = parseCommandArgs(
+        argv,
+        { ...DB_FLAG, notes: { type: 'string' } },
+        { allowPositionals: true },
+      );
+      const requestId = requestIdOf(positionals);
+      const notes = valueOf(checkText(values.notes, 'notes'));
+      return withService(
+        io,
+        values.db,
+        (context) => answerRequest(context, requestId, { kind, notes }, io),
+        `${kind} ${requestId}`,
+      );
+    },
+  };
 }
