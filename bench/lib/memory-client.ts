@@ -66,7 +66,9 @@ export function createMemoryClient(entries: readonly ParsedEntry[], pageSize = 5
           pages,
           items: slice.map((entry) => entry.detail),
           raws: slice.map((entry) => entry.raw),
+          drifts: slice.map(() => []),
           rejected: [],
+          readAtMs: Date.now(),
         };
         yield result;
       }
@@ -74,7 +76,7 @@ export function createMemoryClient(entries: readonly ParsedEntry[], pageSize = 5
     async getRequest(id) {
       const entry = byId.get(id);
       if (!entry) throw new Error(`no record ${id} in memory`);
-      return { kind: 'ok', record: entry.detail, raw: entry.raw };
+      return { kind: 'ok', record: entry.detail, raw: entry.raw, drift: [], readAtMs: Date.now() };
     },
   };
 }

@@ -97,11 +97,16 @@ function sampleBody(samples: readonly LocationSample[]): Record<string, number>[
   });
 }
 
+/** Which version of the location update to call. */
+export type LocationsApi = 'v2' | 'v1';
+
 /** The action endpoints over an authorized sender. */
 export function createActions(deps: {
   send: AuthorizedSend;
   hubUrl: string;
   baseUrl: string;
+  /** Which location update to call: v2 (hub, default) or v1 (base). */
+  locationsApi?: LocationsApi;
 }): ServiceActions {
   const { send } = deps;
   const hub = (path: string) => joinUrl(deps.hubUrl, path);
@@ -164,7 +169,10 @@ export function createActions(deps: {
 
     async sendLocations(id, samples, options = {}) {
       const body = sampleBody(samples); // all validated before the first batch leaves
-      const url = joinUrl(deps.baseUrl, paths.locations(id));
+      const url =
+        deps.locationsApi === 'v1'
+          ? joinUrl(deps.baseUrl, paths.locations(id))
+          : hub(paths.locationsV2(id));
       let batches = 0;
       for (let offset = 0; offset < body.length; offset += MAX_SAMPLES_PER_BATCH) {
         const batch = body.slice(offset, offset + MAX_SAMPLES_PER_BATCH);

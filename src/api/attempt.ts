@@ -21,7 +21,7 @@ import { parseRetryAfter } from './retry.js';
 
 /** The outcome of one attempt. */
 export type Attempt =
-  | { kind: 'ok'; response: Omit<HttpResponse, 'attempts'> }
+  | { kind: 'ok'; response: Omit<HttpResponse, 'attempts' | 'sentAtMs' | 'receivedAtMs'> }
   | {
       kind: 'fail';
       error: TransportError;

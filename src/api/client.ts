@@ -2,7 +2,7 @@ import { isTransportError } from '../errors.js';
 import type { Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../clock.js';
 import { silentLogger, type Logger } from '../log.js';
-import { createActions, type ServiceActions } from './actions.js';
+import { createActions, type LocationsApi, type ServiceActions } from './actions.js';
 import { invalidArgument, malformedResponse } from './errors.js';
 import {
   createHttp,
@@ -11,14 +11,21 @@ import {
   type HttpTimeouts,
   type RetryEvent,
 } from './http.js';
-import { parseRecord, parseRecords, type ParsedRecord, type RejectedRecord } from './records.js';
+import type { Drift, SchemaPolicy } from './contract.js';
+import {
+  checkRecord,
+  checkRecords,
+  parseRecords,
+  type CheckedRecord,
+  type RejectedRecord,
+} from './records.js';
 import type { RetryPolicy } from './retry.js';
 import {
   accountDetailSchema,
   DETAIL_LIST_STATES,
   fullListPageSchema,
   LIST_STATES,
-  requestDetailSchema,
+  requestDetailContract,
   requestListItemSchema,
   type AccountDetail,
   type DetailListState,
@@ -27,6 +34,7 @@ import {
   type RequestListItem,
 } from './schemas.js';
 import { createAuthorizedSend, createTokenManager } from './token.js';
+import { createServiceClock } from './service-clock.js';
 import { joinUrl, paths, withQuery } from './urls.js';
 
 /** Options of `createServiceClient`. */
@@ -52,6 +60,10 @@ export interface ServiceClientOptions {
   onCall?: (event: CallEvent) => void;
   onRetry?: (event: RetryEvent) => void;
   onRateLimitedMs?: (ms: number) => void;
+  /** What to do with a record whose members drifted from the documented shape (default evolve). */
+  schemaPolicy?: SchemaPolicy;
+  /** Location updates to the hub's v2.0 path (default) or the base's v1.0 path. */
+  locationsApi?: LocationsApi;
 }
 
 /** A time-window query; times as Date or epoch milliseconds. */
@@ -69,8 +81,15 @@ export interface DetailPage {
   pages: number;
   items: RequestDetail[];
   raws: unknown[];
+  /** Each item's drifted members (same index). */
+  drifts: Drift[][];
   rejected: RejectedRecord[];
+  /** The earliest moment the service can have read these records, on its clock (epoch ms). */
+  readAtMs: number;
 }
+
+/** A request's detail, checked, with the moment it was read (see DetailPage.readAtMs). */
+export type DetailRead = CheckedRecord<RequestDetail> & { readAtMs: number };
 
 /** The service client the sync engine uses. */
 export interface ServiceClient extends ServiceActions {
@@ -88,7 +107,7 @@ export interface ServiceClient extends ServiceActions {
   getRequest(
     id: string,
     options?: { excludeFacilities?: boolean; signal?: AbortSignal },
-  ): Promise<ParsedRecord<RequestDetail>>;
+  ): Promise<DetailRead>;
   /** An account's name, service levels and facilities. */
   getAccount(accountId: string, options?: { signal?: AbortSignal }): Promise<AccountDetail>;
   /** Closes the connection pool if the client created it. */
@@ -150,6 +169,8 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   const base = (path: string) => joinUrl(options.baseUrl, path);
   const read = (req: Omit<HttpRequest, 'method' | 'retry' | 'responseBody'>) =>
     send({ ...req, method: 'GET', retry: 'always', responseBody: 'required' });
+  const policy = options.schemaPolicy ?? 'evolve';
+  const serviceClock = createServiceClock();
 
   async function getRequestDetailsPage(
     query: WindowQuery<DetailListState> & { page: number },
@@ -174,12 +195,25 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     if (top.data.page !== query.page) {
       log.warn({ endpoint, requested: query.page, answered: top.data.page }, 'page mismatch');
     }
-    const parsed = parseRecords(requestDetailSchema, top.data.results, ['request_id', 'id']);
-    return { page: query.page, pages: top.data.pages, ...parsed };
+    const checked = checkRecords<RequestDetail>(requestDetailContract, top.data.results, policy, [
+      'request_id',
+      'id',
+    ]);
+    return {
+      page: query.page,
+      pages: top.data.pages,
+      ...checked,
+      readAtMs: serviceClock.readAt(res),
+    };
   }
 
   return {
-    ...createActions({ send, hubUrl: options.hubUrl, baseUrl: options.baseUrl }),
+    ...createActions({
+      send,
+      hubUrl: options.hubUrl,
+      baseUrl: options.baseUrl,
+      locationsApi: options.locationsApi ?? 'v2',
+    }),
 
     async listRequests(query) {
       const endpoint = 'requests.list';
@@ -242,13 +276,20 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
         const ctx = { endpoint, method: 'GET', requestId: id };
         throw malformedResponse(ctx, res.status, 'expected an object');
       }
-      const parsed = parseRecord(requestDetailSchema, res.body, ['request_id']);
-      if (parsed.kind === 'rejected' && parsed.rejected.requestId === null) {
+      const readAtMs = serviceClock.readAt(res);
+      const checked = checkRecord<RequestDetail>(requestDetailContract, res.body, policy, [
+        'request_id',
+      ]);
+      if (checked.kind === 'rejected' && checked.rejected.requestId === null) {
         // The detail was asked for by id, so a record without one still belongs to it.
-        const reason = parsed.rejected.reason.replace(/^request \(no id\)/, `request ${id}`);
-        return { kind: 'rejected', rejected: { ...parsed.rejected, requestId: id, reason } };
+        const reason = checked.rejected.reason.replace(/^request \(no id\)/, `request ${id}`);
+        return {
+          kind: 'rejected',
+          rejected: { ...checked.rejected, requestId: id, reason },
+          readAtMs,
+        };
       }
-      return parsed;
+      return { ...checked, readAtMs };
     },
 
     async getAccount(accountId, opts = {}) {

@@ -58,6 +58,9 @@ export interface HttpResponse {
   headers: Headers;
   body: unknown;
   attempts: number;
+  /** Our clock when the answering attempt was sent, and when its answer arrived (epoch ms). */
+  sentAtMs: number;
+  receivedAtMs: number;
 }
 
 /** Reported after every attempt. */
@@ -176,7 +179,14 @@ export function createHttp(options: HttpOptions): HttpClient {
       const event = { endpoint: req.endpoint, method: req.method, status, attempt, durationMs };
       options.onCall?.(errorCode ? { ...event, errorCode } : event);
       log.debug({ ...event, path, ...(errorCode && { errorCode }) }, 'api call');
-      if (result.kind === 'ok') return { ...result.response, attempts: attempt };
+      if (result.kind === 'ok') {
+        return {
+          ...result.response,
+          attempts: attempt,
+          sentAtMs: attemptStart,
+          receivedAtMs: attemptStart + durationMs,
+        };
+      }
 
       const { error } = result;
       const mayRetry = result.isTransient && (req.retry === 'always' || result.isUnprocessed);

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { checkContract, type Contract, type Drift, type SchemaPolicy } from './contract.js';
 
 /**
  * Per-record validation. One malformed element of a list must not sink the others: each element
@@ -11,6 +12,8 @@ export interface RejectedRecord {
   requestId: string | null;
   reason: string;
   raw: unknown;
+  /** Members that drifted, when the schema contract refused the record for them. */
+  drift?: Drift[];
 }
 
 /** Valid records (with their raw JSON at the same index) and the rejected ones. */
@@ -95,6 +98,59 @@ export function parseRecords<S extends z.ZodType>(
       out.raws.push(raw);
     } else {
       out.rejected.push(parsed.rejected);
+    }
+  }
+  return out;
+}
+
+/** A record checked against its contract: usable with its drift, or refused. */
+export type CheckedRecord<T> =
+  | { kind: 'ok'; record: T; raw: unknown; drift: Drift[] }
+  | { kind: 'rejected'; rejected: RejectedRecord };
+
+/** Checks one raw record against its contract under `policy`. */
+export function checkRecord<T>(
+  contract: Contract,
+  raw: unknown,
+  policy: SchemaPolicy,
+  idKeys: readonly string[],
+): CheckedRecord<T> {
+  const checked = checkContract<T>(contract, raw, policy);
+  if (checked.kind === 'ok')
+    return { kind: 'ok', record: checked.record, raw, drift: checked.drift };
+  const requestId = idOf(raw, idKeys);
+  return {
+    kind: 'rejected',
+    rejected: {
+      requestId,
+      reason: `request ${requestId ?? '(no id)'}: ${checked.reason}`,
+      raw,
+      drift: checked.drift,
+    },
+  };
+}
+
+/** Valid records with their raw JSON and drift (same index), and the refused ones. */
+export interface CheckedRecords<T> extends ParsedRecords<T> {
+  drifts: Drift[][];
+}
+
+/** Checks each raw record on its own. */
+export function checkRecords<T>(
+  contract: Contract,
+  raws: readonly unknown[],
+  policy: SchemaPolicy,
+  idKeys: readonly string[],
+): CheckedRecords<T> {
+  const out: CheckedRecords<T> = { items: [], raws: [], drifts: [], rejected: [] };
+  for (const raw of raws) {
+    const checked = checkRecord<T>(contract, raw, policy, idKeys);
+    if (checked.kind === 'ok') {
+      out.items.push(checked.record);
+      out.raws.push(raw);
+      out.drifts.push(checked.drift);
+    } else {
+      out.rejected.push(checked.rejected);
     }
   }
   return out;

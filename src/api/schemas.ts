@@ -1,15 +1,15 @@
 import { z } from 'zod';
+import type { Contract } from './contract.js';
 import { normalizeDate, normalizeTimestamp } from '../time.js';
 
 /**
  * zod schemas of the service's resources. Objects are loose: members the service adds later are
  * kept, never dropped, because the mirror stores what it was sent.
  *
- * Tolerant where the mirror gains from it: in request records only the identity and state are
- * required; every other member may be null or absent (the service's "not shown" gaps, and
- * services that do not collect a field, make absence normal), but when present it must have the
- * documented type. A wrong type or an unparsable timestamp or date rejects the record, so a
- * changed service shows up as rejected records with reasons rather than as silently wrong rows.
+ * In request records only the identity and state are required; every other member may be null or
+ * absent, and when present must have the documented type. Records are not parsed with these
+ * schemas directly but through the schema contract (contract.ts), which records each member that
+ * is missing, retyped or unknown and, by policy, repairs or refuses the record.
  * Timestamps come out in the one canonical UTC form of `normalizeTimestamp`.
  */
 
@@ -88,6 +88,16 @@ export const requestDetailSchema = z.looseObject({
   is_round_trip_return_trip: flag,
   collection_id: text,
 });
+
+/**
+ * The detail record's contract. Location ids are absent from the full list's records by design;
+ * every other documented member is expected, null or not.
+ */
+export const requestDetailContract: Contract = {
+  schema: requestDetailSchema,
+  identity: ['request_id', 'request_current_state'],
+  mayBeAbsent: ['pickup_location.id', 'destination_location.id'],
+};
 
 /**
  * Partial list element: all four members required, as documented (event_dt_utc falls back to the

@@ -65,6 +65,9 @@ export const paths = {
   requests: () => 'openapi/v1.0/requests/',
   requestDetail: (id: string) => apiPath`openapi/v1.0/requests/${id}/`,
   requestDetails: () => 'openapi/v1.0/request-details/',
+  /** v1.0 location update, on the base address (retired by the service on 2026-08-12). */
   locations: (id: string) => apiPath`openapi/v1.0/requests/${id}/locations/`,
+  /** v2.0 location update, on the hub address: same body, limit and answers as v1.0. */
+  locationsV2: (id: string) => apiPath`openapi/v2.0/requests/${id}/locations/`,
   account: (id: string) => apiPath`openapi/v1.0/accounts/${id}/`,
 } as const;

@@ -1,9 +1,11 @@
 import { z } from 'zod';
+import type { Contract } from './contract.js';
 import { dateSchema, timestampSchema } from './schemas.js';
 
 /**
- * Webhook payload schemas. Members the tables mark non-nullable are required; nullable ones may
- * also be absent (a service version that drops a member must not sink the event). Array members
+ * Webhook payload schemas. Only the identity is required: every other member may be null or
+ * absent here, and the schema contract (contract.ts) says which of those is drift, so that a
+ * service version that drops or retypes one member does not sink the event. Array members
  * have undocumented element structure and are kept as unknown. Unknown statuses and actions are
  * plain strings: new ones must be stored, not rejected.
  */
@@ -33,17 +35,17 @@ const location = webhookLocationSchema.nullish();
 export const webhookDataSchema = z.looseObject({
   // core
   service_request_id: z.string().min(1),
-  request_current_state: z.string(),
-  change_request_enabled: z.boolean(),
-  service_type: z.string(),
+  request_current_state: z.string().min(1),
+  change_request_enabled: flag,
+  service_type: text,
   service_level_type: text,
-  scheduling_option: z.string(),
-  scheduling_type: z.string(),
-  organization_id: z.string(),
-  account_name: z.string(),
+  scheduling_option: text,
+  scheduling_type: text,
+  organization_id: text,
+  account_name: text,
   facility_name: text,
   collection_id: text,
-  service_request_web_url: z.string(),
+  service_request_web_url: text,
   // timing
   agreed_for_time: time,
   pickup_date_time: time,
@@ -117,9 +119,9 @@ export const webhookDataSchema = z.looseObject({
   required_equipment: list,
   special_equipment: list,
   // people
-  requester_first_name: z.string(),
-  requester_last_name: z.string(),
-  requester_email: z.string(),
+  requester_first_name: text,
+  requester_last_name: text,
+  requester_email: text,
   requester_phone_number: text,
   requester_phone_number_extension: text,
   responder_user_first_name: text,
@@ -157,8 +159,8 @@ export const webhookDataSchema = z.looseObject({
   gl_code: text,
   case_number: text,
   // round trip and return
-  is_round_trip_first_trip: z.boolean(),
-  is_round_trip_return_trip: z.boolean(),
+  is_round_trip_first_trip: flag,
+  is_round_trip_return_trip: flag,
   round_trip_other_service_request_id: text,
   wait_and_return: flag,
   return_on_will_call: flag,
@@ -167,6 +169,34 @@ export const webhookDataSchema = z.looseObject({
   override_reason: list,
   dry_run_reason: list,
 });
+
+/**
+ * Members the interface marks non-nullable. The schema accepts null for them, so that one drifted
+ * member does not sink the event; the contract records a null or a missing one as drift.
+ */
+export const WEBHOOK_NON_NULLABLE_MEMBERS = [
+  'service_request_id',
+  'request_current_state',
+  'change_request_enabled',
+  'service_type',
+  'scheduling_option',
+  'scheduling_type',
+  'organization_id',
+  'account_name',
+  'service_request_web_url',
+  'requester_first_name',
+  'requester_last_name',
+  'requester_email',
+  'is_round_trip_first_trip',
+  'is_round_trip_return_trip',
+] as const;
+
+/** The webhook data object's contract: identity, the members never null. */
+export const webhookDataContract: Contract = {
+  schema: webhookDataSchema,
+  identity: ['service_request_id', 'request_current_state'],
+  nonNullable: WEBHOOK_NON_NULLABLE_MEMBERS,
+};
 
 /**
  * v2.0 envelope with `data` left unvalidated, so an event whose data is malformed can still be

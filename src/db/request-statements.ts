@@ -12,6 +12,7 @@ export type StoredRow = RequestContent & {
   synced_at: string;
   first_seen_at: string;
   content_hash: string | null;
+  read_at: string | null;
 };
 
 const LOCATION_MEMBERS = [
@@ -60,16 +61,17 @@ export function prepareRequestStatements(sqlite: Database.Database) {
     ...CONTENT_COLUMNS,
     'unavailable_at',
     'synced_at',
+    'read_at',
     'first_seen_at',
     'source',
     'content_hash',
     'raw_json',
   ];
   const summaryColumns =
-    'request_id, list_state, event_dt_utc, last_updated_timestamp_utc, unavailable_at';
+    'request_id, list_state, event_dt_utc, last_updated_timestamp_utc, unavailable_at, read_at';
   return {
     selectRow: sqlite.prepare(
-      `SELECT ${['request_id', ...CONTENT_COLUMNS, 'unavailable_at', 'synced_at', 'first_seen_at', 'content_hash'].join(', ')} FROM requests WHERE request_id = ?`,
+      `SELECT ${['request_id', ...CONTENT_COLUMNS, 'unavailable_at', 'synced_at', 'first_seen_at', 'content_hash', 'read_at'].join(', ')} FROM requests WHERE request_id = ?`,
     ),
     summary: sqlite.prepare(`SELECT ${summaryColumns} FROM requests WHERE request_id = ?`),
     // The stored row is exactly this observation: same text, same list state, available, and
@@ -91,6 +93,10 @@ export function prepareRequestStatements(sqlite: Database.Database) {
          .map((column) => `${column} = excluded.${column}`)
          .join(', ')}`,
     ),
+    // A re-read that found nothing new still moves the read time: it may settle the row.
+    setReadAt: sqlite.prepare(
+      'UPDATE requests SET read_at = @read_at WHERE request_id = @request_id',
+    ),
     setUnavailable: sqlite.prepare(
       'UPDATE requests SET unavailable_at = @unavailable_at WHERE request_id = @request_id',
     ),
@@ -99,7 +105,7 @@ export function prepareRequestStatements(sqlite: Database.Database) {
       `INSERT INTO requests (${requestColumns.join(', ')})
        VALUES (${requestColumns
          .map((column) =>
-           column === 'unavailable_at' || column === 'content_hash' ? 'NULL' : `@${column}`,
+           ['unavailable_at', 'content_hash', 'read_at'].includes(column) ? 'NULL' : `@${column}`,
          )
          .join(', ')})
        ON CONFLICT (request_id) DO UPDATE SET

@@ -13,6 +13,7 @@ import {
   prepareRequestStatements,
   type StoredRow,
 } from './request-statements.js';
+import { isSettled } from './settled.js';
 
 /** How a write went: a new request, a change, nothing new, or older than what is stored. */
 export type WriteOutcome = 'new' | 'changed' | 'unchanged' | 'stale';
@@ -28,6 +29,8 @@ export interface RequestWrite {
   source: WriteSource;
   /** When this observation was made (canonical ISO); orders writes that lack last_updated. */
   observedAt: string;
+  /** When the service read the record, on its clock (canonical ISO; default observedAt). */
+  readAt?: string;
 }
 
 /**
@@ -55,6 +58,7 @@ export interface StoredSummary {
   event_dt_utc: string | null;
   last_updated_timestamp_utc: string | null;
   unavailable_at: string | null;
+  read_at: string | null;
 }
 
 /** Values kept from the stored row when the observation does not carry them. */
@@ -78,7 +82,9 @@ export function createRequestStore(sqlite: Database.Database) {
   }
 
   /** Stores one observation. Must run inside a write transaction. */
-  function write({ normalized, rawJson, source, observedAt }: RequestWrite): WriteOutcome {
+  function write(observation: RequestWrite): WriteOutcome {
+    const { normalized, rawJson, source, observedAt } = observation;
+    const readAt = observation.readAt ?? observedAt;
     const incoming = normalized.content;
     const stored = statements.selectRow.get(incoming.request_id) as StoredRow | undefined;
     if (stored && isOlder(incoming, observedAt, stored)) return 'stale';
@@ -91,6 +97,9 @@ export function createRequestStore(sqlite: Database.Database) {
     const isContentChanged = stored?.content_hash !== normalized.contentHash;
     const wasUnavailable = Boolean(stored?.unavailable_at);
     if (stored && changedColumns.length === 0 && !isContentChanged && !wasUnavailable) {
+      // Only an unsettled row needs its new read time; a settled one would only cost a write.
+      if (!isSettled(stored) && (stored.read_at === null || stored.read_at < readAt))
+        statements.setReadAt.run({ request_id: stored.request_id, read_at: readAt });
       return 'unchanged';
     }
 
@@ -98,6 +107,7 @@ export function createRequestStore(sqlite: Database.Database) {
       ...merged,
       unavailable_at: null,
       synced_at: observedAt,
+      read_at: readAt,
       first_seen_at: stored?.first_seen_at ?? observedAt,
       source,
       content_hash: normalized.contentHash,

@@ -22,6 +22,8 @@ export interface RunCounts {
   requestsUnavailable: number;
   requestsFailed: number;
   requestsQuarantined: number;
+  /** Drifted members in the records this run stored (see schema_drift). */
+  schemaDrift: number;
 }
 
 /** How a run ended. `partial`: some requests failed and are retried next cycle. */
@@ -40,6 +42,7 @@ export function emptyCounts(): RunCounts {
     requestsUnavailable: 0,
     requestsFailed: 0,
     requestsQuarantined: 0,
+    schemaDrift: 0,
   };
 }
 
@@ -55,7 +58,7 @@ export function createRunStore(sqlite: Database.Database) {
        requests_seen = @requestsSeen, requests_new = @requestsNew,
        requests_changed = @requestsChanged, requests_unchanged = @requestsUnchanged,
        requests_unavailable = @requestsUnavailable, requests_failed = @requestsFailed,
-       requests_quarantined = @requestsQuarantined
+       requests_quarantined = @requestsQuarantined, schema_drift = @schemaDrift
      WHERE run_id = @run_id`,
   );
   const setState = sqlite.prepare(
@@ -63,6 +66,7 @@ export function createRunStore(sqlite: Database.Database) {
      ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
   );
   const getState = sqlite.prepare('SELECT value FROM sync_state WHERE key = ?');
+  const deleteState = sqlite.prepare('DELETE FROM sync_state WHERE key = ?');
   const running = sqlite.prepare(
     "SELECT run_id, kind, started_at, pid, host FROM sync_runs WHERE status = 'running'",
   );
@@ -119,6 +123,9 @@ export function createRunStore(sqlite: Database.Database) {
     },
     setState(key: string, value: string, at: string): void {
       setState.run({ key, value, updated_at: at });
+    },
+    deleteState(key: string): void {
+      deleteState.run(key);
     },
     getState(key: string): string | undefined {
       return (getState.get(key) as { value: string } | undefined)?.value;

@@ -39,6 +39,11 @@ export const requests = sqliteTable(
     unavailableAt: text('unavailable_at'),
     /** When this row's content was last written from the service. */
     syncedAt: text('synced_at').notNull(),
+    /**
+     * When the stored record was read, on the service's clock (ours corrected by the skew its
+     * Date header shows). The row is settled once this is a full second past last_updated.
+     */
+    readAt: text('read_at'),
     firstSeenAt: text('first_seen_at').notNull(),
     /** poll, backfill or webhook: the path of the last write. */
     source: text('source').notNull(),
@@ -163,6 +168,8 @@ export const syncRuns = sqliteTable(
     requestsUnavailable: integer('requests_unavailable').notNull().default(0),
     requestsFailed: integer('requests_failed').notNull().default(0),
     requestsQuarantined: integer('requests_quarantined').notNull().default(0),
+    /** Members of this run's records that were missing, retyped or unknown (see schema_drift). */
+    schemaDrift: integer('schema_drift').notNull().default(0),
     error: text('error'),
     /** The process that ran it: a 'running' row whose process is gone was killed. */
     pid: integer('pid'),
@@ -183,6 +190,62 @@ export const quarantine = sqliteTable('quarantine', {
   lastSeenAt: text('last_seen_at').notNull(),
   seenCount: integer('seen_count').notNull().default(1),
 });
+
+/**
+ * Members the service sent differently from its documented shape: missing, of another type, or
+ * unknown. Type names only, never values. One row per request and member (per member alone for
+ * unknown members, which repeat on every record).
+ */
+export const schemaDrift = sqliteTable(
+  'schema_drift',
+  {
+    /** source, request (empty for unknown members), member and problem, joined. */
+    driftKey: text('drift_key').primaryKey(),
+    /** The request it was seen on (for an unknown member: the first one). */
+    requestId: text('request_id'),
+    /** poll, backfill or webhook. */
+    source: text('source').notNull(),
+    /** Dotted path of the member, such as pickup_location.lat. */
+    member: text('member').notNull(),
+    /** missing, type or unknown. */
+    problem: text('problem').notNull(),
+    /** The documented type name; null for an unknown member. */
+    expected: text('expected'),
+    /** The received type name; null for a missing member. */
+    received: text('received'),
+    firstSeenAt: text('first_seen_at').notNull(),
+    lastSeenAt: text('last_seen_at').notNull(),
+    count: integer('count').notNull().default(1),
+  },
+  (table) => [
+    index('schema_drift_member_idx').on(table.member, table.problem),
+    index('schema_drift_request_idx').on(table.requestId),
+  ],
+);
+
+/**
+ * Stretches in which the webhook receiver could not accept or store deliveries: the daemon was
+ * down (from its last heartbeat to its next start), or storing failed. The service retries a
+ * delivery for about 64 s and then drops it, so a longer gap may have lost events.
+ */
+export const intakeGaps = sqliteTable(
+  'intake_gaps',
+  {
+    gapId: integer('gap_id').primaryKey({ autoIncrement: true }),
+    startedAt: text('started_at').notNull(),
+    endedAt: text('ended_at').notNull(),
+    seconds: real('seconds').notNull(),
+    /** Open requests (awaiting or accepted, pickup ahead) when the gap was recorded. */
+    requestsAtRisk: integer('requests_at_risk').notNull().default(0),
+    /** daemon_down or store_failed. */
+    reason: text('reason').notNull(),
+    /** 1 when longer than TRANSPORT_INTAKE_GAP_ALARM_SECONDS: events may have been lost. */
+    isAlarmed: integer('is_alarmed').notNull().default(0),
+    /** When an operator acknowledged it (`transport-sync gaps --ack`). */
+    reviewedAt: text('reviewed_at'),
+  },
+  (table) => [index('intake_gaps_started_idx').on(table.startedAt)],
+);
 
 /** Small key/value facts the daemon keeps (schema owner, last successful cycle). */
 export const syncState = sqliteTable('sync_state', {

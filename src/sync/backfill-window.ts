@@ -1,11 +1,14 @@
 import type { RequestState } from '../config/index.js';
 import type { RunCounts } from '../db/run-store.js';
 import { describeError, isTransportError } from '../errors.js';
+import { isoFromMs } from '../time.js';
 import type { BackfillDeps } from './backfill.js';
+import { needsDetail } from './needs-detail.js';
 import { listFieldsOf } from './normalize.js';
-import type { ListItem, ListState } from './ports.js';
+import type { DetailsPage, ListItem, ListState } from './ports.js';
 import { forEachConcurrently, readAhead } from './pool.js';
 import {
+  pendingOf,
   quarantineRecord,
   storeRecord,
   storeRecords,
@@ -16,14 +19,21 @@ import type { TimeWindow } from './window.js';
 
 const DEFAULT_BATCH_SIZE = 250;
 
-/**
- * Imports one window: for each state, the full list's pages (no detail call per request), deduped
- * by id, reconciled with the partial list where the state has one. Returns requests stored.
+/*
+ * One backfill window, state by state. The guarantee and its limits are in the README
+ * ("What a backfill catches"); in short:
  *
- * The partial list is read first, on purpose: each record then comes from a page read after the
- * last_updated stored with it, so it is at least that new. Read the other way round, newer
- * last_updated with older content would hide a change from the poll cycle forever.
+ * - States with a partial list: the partial list is read first, so each page record is stored
+ *   with a last_updated no newer than its content (read the other way round, a newer
+ *   last_updated with older content would hide a change from every later poll). Pages shift
+ *   while they are read, so after the pages the partial list is read again: whatever it shows
+ *   that the store does not hold as listed (appeared, moved onto a page already read, edited
+ *   since, or read too soon to be settled) has its detail fetched.
+ * - awaiting has no partial list: when `pages` or page 1 changed while the pages were read, the
+ *   pages are read again, up to three passes in all.
  */
+
+/** Imports one window; returns the requests stored (new or changed). */
 export async function importWindow(
   deps: BackfillDeps,
   window: TimeWindow,
@@ -33,43 +43,147 @@ export async function importWindow(
 ): Promise<number> {
   let stored = 0;
   for (const state of states) {
-    const listed =
-      state === 'awaiting'
-        ? new Map<string, ListItem>()
-        : await listPartial(deps, window, state, counts, signal);
-    const seen = new Set<string>();
-    let batch: PendingRecord[] = [];
-    const flush = () => {
-      stored += writeBatch(deps, batch, counts);
-      batch = [];
-    };
-    const pages = deps.client.listRequestDetails({
-      from: window.fromMs,
-      to: window.toMs,
-      state,
-      signal,
-    });
-    for await (const page of readAhead(pages)) {
-      page.items.forEach((record, index) => {
-        // Edits move requests between pages while we read: a repeat is dropped, a miss is
-        // caught below by the partial list.
-        if (seen.has(record.request_id)) return;
-        seen.add(record.request_id);
-        const item = listed.get(record.request_id);
-        batch.push({ record, raw: page.raws[index], list: item ? listFieldsOf(item) : { state } });
-      });
-      for (const rejected of page.rejected) {
-        quarantineRecord(deps.store, rejected, 'backfill');
-        counts.requestsQuarantined += 1;
-      }
-      if (batch.length >= (deps.batchSize ?? DEFAULT_BATCH_SIZE)) flush();
+    if (state === 'awaiting') {
+      stored += await importAwaiting(deps, window, counts, signal);
+      continue;
     }
-    flush();
-    const missed = [...listed.values()].filter((item) => !seen.has(item.id));
-    stored += await fetchMissed(deps, missed, counts, signal);
-    counts.requestsSeen += seen.size + missed.length;
+    const listed = await listPartial(deps, window, state, counts, signal);
+    const pass = await importPages(deps, window, state, listed, counts, signal);
+    const again = await reconcileWindow(deps, window, state, counts, signal);
+    stored += pass.stored + again.stored;
+    const missed = again.ids.filter((id) => !pass.seen.has(id));
+    counts.requestsSeen += pass.seen.size + missed.length;
   }
   return stored;
+}
+
+/**
+ * Reads the window's partial list and fetches the detail of every listed request whose stored
+ * row does not match it (see needsDetail). Used after a window's pages and, at the end of a
+ * backfill, over every window it imported: both catch what moved while others were read.
+ */
+export async function reconcileWindow(
+  deps: BackfillDeps,
+  window: TimeWindow,
+  state: ListState,
+  counts: RunCounts,
+  signal?: AbortSignal,
+): Promise<{ stored: number; ids: string[] }> {
+  const listed = await listPartial(deps, window, state, counts, signal);
+  const stale = [...listed.values()].filter((item) =>
+    needsDetail(item, deps.store.requests.summary(item.id)),
+  );
+  const stored = await fetchDetails(deps, stale, counts, signal);
+  return { stored, ids: [...listed.keys()] };
+}
+
+/** One pass over a state's pages, each record stored with its partial-list fields if listed. */
+async function importPages(
+  deps: BackfillDeps,
+  window: TimeWindow,
+  state: RequestState,
+  listed: ReadonlyMap<string, ListItem>,
+  counts: RunCounts,
+  signal?: AbortSignal,
+): Promise<{ stored: number; seen: Set<string>; pagesChanged: boolean; first?: string }> {
+  const seen = new Set<string>();
+  let stored = 0;
+  let batch: PendingRecord[] = [];
+  let pagesAtStart: number | undefined;
+  let pagesChanged = false;
+  let first: string | undefined;
+  const flush = () => {
+    stored += writeBatch(deps, batch, counts);
+    batch = [];
+  };
+  const pages = deps.client.listRequestDetails({
+    from: window.fromMs,
+    to: window.toMs,
+    state,
+    signal,
+  });
+  for await (const page of readAhead(pages)) {
+    pagesAtStart ??= page.pages;
+    if (page.pages !== pagesAtStart) pagesChanged = true;
+    first ??= signatureOf(page);
+    page.items.forEach((record, index) => {
+      // Edits move requests between pages while we read: a repeat is dropped, a miss is
+      // caught by reading the partial list again (or, for awaiting, the pages).
+      if (seen.has(record.request_id)) return;
+      seen.add(record.request_id);
+      const item = listed.get(record.request_id);
+      batch.push({
+        record,
+        raw: page.raws[index],
+        list: item ? listFieldsOf(item) : { state },
+        drift: page.drifts[index],
+        readAt: isoFromMs(page.readAtMs),
+      });
+    });
+    for (const rejected of page.rejected) {
+      quarantineRecord(deps.store, rejected, 'backfill');
+      counts.requestsQuarantined += 1;
+    }
+    if (batch.length >= (deps.batchSize ?? DEFAULT_BATCH_SIZE)) flush();
+  }
+  flush();
+  return { stored, seen, pagesChanged, ...(first !== undefined && { first }) };
+}
+
+/** Most passes over the awaiting pages of one window while they keep moving. */
+const MAX_AWAITING_PASSES = 3;
+
+/**
+ * awaiting: the pages, and another pass while they shifted under the last one: `pages` changed
+ * between responses, or page 1 reads differently once the pass is done. Each record a pass reads
+ * is stored, so a request missed by one pass because it moved is caught by the next.
+ */
+async function importAwaiting(
+  deps: BackfillDeps,
+  window: TimeWindow,
+  counts: RunCounts,
+  signal?: AbortSignal,
+): Promise<number> {
+  const none = new Map<string, ListItem>();
+  const seen = new Set<string>();
+  let stored = 0;
+  for (let pass = 1; ; pass += 1) {
+    const result = await importPages(deps, window, 'awaiting', none, counts, signal);
+    stored += result.stored;
+    for (const id of result.seen) seen.add(id);
+    if (pass === MAX_AWAITING_PASSES) break;
+    const firstNow = await firstPage(deps, window, signal);
+    const isMoved =
+      result.pagesChanged || (firstNow !== undefined && signatureOf(firstNow) !== result.first);
+    if (!isMoved) break;
+    deps.log.debug(
+      { window: isoFromMs(window.fromMs), pass },
+      'awaiting pages moved; reading again',
+    );
+  }
+  counts.requestsSeen += seen.size;
+  return stored;
+}
+
+async function firstPage(
+  deps: BackfillDeps,
+  window: TimeWindow,
+  signal?: AbortSignal,
+): Promise<DetailsPage | undefined> {
+  const pages = deps.client.listRequestDetails({
+    from: window.fromMs,
+    to: window.toMs,
+    state: 'awaiting',
+    signal,
+  });
+  // Leaving the loop after the first page ends the iteration: no further page is requested.
+  for await (const page of pages) return page;
+  return undefined;
+}
+
+/** What a page shows: its page count and its records as sent. */
+function signatureOf(page: DetailsPage): string {
+  return JSON.stringify([page.pages, page.raws, page.rejected.map((r) => r.raw)]);
 }
 
 async function listPartial(
@@ -97,24 +211,25 @@ function writeBatch(deps: BackfillDeps, batch: PendingRecord[], counts: RunCount
   const outcomes = storeRecords(deps.store, batch, {
     source: 'backfill',
     observedAt: deps.store.now(),
+    counts,
   });
   outcomes.forEach((outcome) => tallyOutcome(counts, outcome));
   return outcomes.filter((outcome) => outcome === 'new' || outcome === 'changed').length;
 }
 
 /**
- * Requests the partial list returned but the pages missed get their detail. A 403 here is skipped,
- * not marked: a backfill records what it sees and infers nothing from what it does not.
+ * Fetches and stores the details of listed requests. A 403 here is skipped, not marked: a
+ * backfill records what it sees and infers nothing from what it does not.
  */
-async function fetchMissed(
+async function fetchDetails(
   deps: BackfillDeps,
-  missed: ListItem[],
+  items: ListItem[],
   counts: RunCounts,
   signal?: AbortSignal,
 ): Promise<number> {
   let stored = 0;
   await forEachConcurrently(
-    missed,
+    items,
     deps.concurrency,
     async (item) => {
       try {
@@ -125,11 +240,10 @@ async function fetchMissed(
           return;
         }
         const outcome = storeRecord(deps.store, {
-          record: result.record,
-          raw: result.raw,
-          list: listFieldsOf(item),
+          ...pendingOf(result, listFieldsOf(item)),
           source: 'backfill',
           observedAt: deps.store.now(),
+          counts,
         });
         tallyOutcome(counts, outcome);
         if (outcome === 'new' || outcome === 'changed') stored += 1;

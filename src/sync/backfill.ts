@@ -7,7 +7,8 @@ import { describeError, isTransportError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { isoFromMs } from '../time.js';
 import type { CallTally } from './call-tally.js';
-import { importWindow } from './backfill-window.js';
+import { importWindow, reconcileWindow } from './backfill-window.js';
+import type { ListState } from './ports.js';
 import type { SyncClient } from './ports.js';
 import type { TimeWindow } from './window.js';
 
@@ -103,6 +104,7 @@ export async function runBackfill(
   });
   let windowsDone = 0;
   let windowsSkipped = 0;
+  const imported: TimeWindow[] = [];
   let status: RunStatus = 'ok';
   let error: string | undefined;
 
@@ -128,8 +130,20 @@ export async function runBackfill(
           requestsStored: stored,
         }),
       );
+      imported.push(window);
       windowsDone += 1;
       options.onProgress?.(progress());
+    }
+    // A request can move from a window not yet read into one already done. One more read of
+    // each imported window's partial list finds it; one list call per window and state.
+    if (imported.length > 1) {
+      const listStates = plan.states.filter((s): s is ListState => s !== 'awaiting');
+      for (const window of imported) {
+        for (const state of listStates) {
+          if (options.signal?.aborted) throw options.signal.reason;
+          await reconcileWindow(deps, window, state, counts, options.signal);
+        }
+      }
     }
     if (counts.requestsFailed > 0) status = 'partial';
   } catch (thrown) {

@@ -3,10 +3,11 @@ import type { RequestState } from '../config/index.js';
 import type { StoredSummary } from '../db/request-store.js';
 import { emptyCounts, type RunCounts, type RunStatus } from '../db/run-store.js';
 import type { Store } from '../db/store.js';
-import { describeError } from '../errors.js';
+import { describeError, isTransportError } from '../errors.js';
 import type { Logger, RateLimitedLogger } from '../log.js';
-import { isoFromMs, normalizeTimestamp } from '../time.js';
+import { isoFromMs } from '../time.js';
 import type { CallTally } from './call-tally.js';
+import { needsDetail } from './needs-detail.js';
 import { listFieldsOf, type ListFields } from './normalize.js';
 import type { ListItem, ListState, Rejected, SyncClient } from './ports.js';
 import { forEachConcurrently, readAhead } from './pool.js';
@@ -45,6 +46,11 @@ export interface CycleResult {
   counts: RunCounts;
   /** True when every list call succeeded: only then are vanished requests looked for. */
   isListComplete: boolean;
+  /**
+   * True when list calls failed and every one of them because its endpoint is gone as a whole
+   * (404 or 410): the service has retired the polling API.
+   */
+  isPollingRetired: boolean;
   error?: string;
 }
 
@@ -72,6 +78,15 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
   const counts = emptyCounts();
   const errors: string[] = [];
   let isListComplete = true;
+  let listsFailed = 0;
+  let listsGone = 0;
+  const listFailed = (state: string, error: unknown) => {
+    isListComplete = false;
+    listsFailed += 1;
+    if (isTransportError(error, 'api.endpoint_gone')) listsGone += 1;
+    errors.push(`list ${state}: ${describeError(error).message}`);
+    warn(deps, { state, err: describeError(error) }, 'list call failed');
+  };
 
   const stored = new Map(
     store.requests.summariesInWindow(range.from, range.to).map((row) => [row.request_id, row]),
@@ -85,18 +100,14 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
     try {
       await listState(deps, state, window, stored, listed, seenOtherwise, counts, signal);
     } catch (error) {
-      isListComplete = false;
-      errors.push(`list ${state}: ${describeError(error).message}`);
-      warn(deps, { state, err: describeError(error) }, 'list call failed');
+      listFailed(state, error);
     }
   }
   if (settings.states.includes('awaiting')) {
     try {
       await syncAwaiting(deps, window, seenOtherwise, counts, signal);
     } catch (error) {
-      isListComplete = false;
-      errors.push(`list awaiting: ${describeError(error).message}`);
-      warn(deps, { state: 'awaiting', err: describeError(error) }, 'list call failed');
+      listFailed('awaiting', error);
     }
   }
 
@@ -121,7 +132,10 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
     settings.concurrency,
     async ({ id, list }) => {
       try {
-        tallyOutcome(counts, await refreshRequest(deps, id, { list, source: 'poll', signal }));
+        tallyOutcome(
+          counts,
+          await refreshRequest(deps, id, { list, source: 'poll', signal, counts }),
+        );
       } catch (error) {
         counts.requestsFailed += 1;
         errors.push(`detail ${id}: ${describeError(error).code}`);
@@ -136,7 +150,8 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
     signal,
   );
 
-  return finishCycle(deps, { runId, counts, callsAtStart, errors, isListComplete, signal });
+  const result = finishCycle(deps, { runId, counts, callsAtStart, errors, isListComplete, signal });
+  return { ...result, isPollingRetired: listsFailed > 0 && listsGone === listsFailed };
 }
 
 async function listState(
@@ -188,11 +203,18 @@ async function syncAwaiting(
     page.items.forEach((record, index) => {
       if (seen.has(record.request_id)) return; // pages shift while read: a repeat is not news
       seen.add(record.request_id);
-      fresh.push({ record, raw: page.raws[index], list: { state: 'awaiting' } });
+      fresh.push({
+        record,
+        raw: page.raws[index],
+        list: { state: 'awaiting' },
+        drift: page.drifts[index],
+        readAt: isoFromMs(page.readAtMs),
+      });
     });
     const outcomes = storeRecords(deps.store, fresh, {
       source: 'poll',
       observedAt: deps.store.now(),
+      counts,
     });
     for (const outcome of outcomes) tallyOutcome(counts, outcome);
     quarantineListed(deps, page.rejected, seen, counts);
@@ -214,14 +236,6 @@ function quarantineListed(
     counts.requestsQuarantined += 1;
     if (record.requestId) seen.add(record.requestId);
   }
-}
-
-/** A listed request needs its detail when it is new, or its state or last_updated differ. */
-function needsDetail(item: ListItem, stored: StoredSummary | undefined): boolean {
-  if (!stored || stored.unavailable_at) return true;
-  if (stored.list_state !== item.state) return true;
-  // Equality after normalizing, not order: any difference means the record changed.
-  return normalizeTimestamp(item.last_updated_timestamp_utc) !== stored.last_updated_timestamp_utc;
 }
 
 /**
@@ -249,7 +263,7 @@ function finishCycle(
     isListComplete: boolean;
     signal?: AbortSignal;
   },
-): CycleResult {
+): Omit<CycleResult, 'isPollingRetired'> {
   const { store, log } = deps;
   const counts = { ...run.counts, ...deps.calls.since(run.callsAtStart) };
   const status: RunStatus = run.signal?.aborted

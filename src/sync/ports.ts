@@ -1,3 +1,4 @@
+import type { Drift } from '../api/contract.js';
 import type { DetailLike } from './normalize.js';
 
 /*
@@ -19,6 +20,8 @@ export interface Rejected {
   requestId: string | null;
   reason: string;
   raw: unknown;
+  /** Drifted members, when the schema contract refused the record for them. */
+  drift?: Drift[];
 }
 
 /** States the partial list serves; awaiting comes only from the full list. */
@@ -30,12 +33,18 @@ export interface DetailsPage {
   pages: number;
   items: DetailLike[];
   raws: unknown[];
+  /** Each item's drifted members (same index). */
+  drifts: Drift[][];
   rejected: Rejected[];
+  /** The earliest moment the service can have read the page, on its clock (epoch ms). */
+  readAtMs: number;
 }
 
 /** The result of a detail call: the record, or why it was refused. */
-export type DetailResult =
-  { kind: 'ok'; record: DetailLike; raw: unknown } | { kind: 'rejected'; rejected: Rejected };
+export type DetailResult = (
+  | { kind: 'ok'; record: DetailLike; raw: unknown; drift: Drift[] }
+  | { kind: 'rejected'; rejected: Rejected }
+) & { readAtMs: number };
 
 /** What the sync engine calls on the service. */
 export interface SyncClient {

@@ -1,9 +1,11 @@
+import type { Drift } from '../api/contract.js';
 import { isTransportError } from '../errors.js';
+import { isoFromMs } from '../time.js';
 import type { WriteOutcome, WriteSource } from '../db/request-store.js';
 import type { RunCounts } from '../db/run-store.js';
 import type { Store } from '../db/store.js';
 import { normalizeDetail, type DetailLike, type ListFields } from './normalize.js';
-import type { Rejected, SyncClient } from './ports.js';
+import type { DetailResult, Rejected, SyncClient } from './ports.js';
 
 /** What refreshing one request from its detail did ('unavailable': newly marked so). */
 export type RefreshOutcome = WriteOutcome | 'unavailable' | 'quarantined';
@@ -13,6 +15,10 @@ export interface PendingRecord {
   record: DetailLike;
   raw: unknown;
   list?: ListFields;
+  /** Members that drifted from the documented shape (recorded in schema_drift). */
+  drift?: readonly Drift[];
+  /** When the service read the record, on its clock (canonical ISO); see settle.ts. */
+  readAt?: string;
 }
 
 /**
@@ -24,7 +30,7 @@ export interface PendingRecord {
 export function storeRecords(
   store: Store,
   records: readonly PendingRecord[],
-  { source, observedAt }: { source: WriteSource; observedAt: string },
+  { source, observedAt, counts }: { source: WriteSource; observedAt: string; counts?: RunCounts },
 ): WriteOutcome[] {
   if (records.length === 0) return [];
   // An idle cycle rereads every awaiting request: one whose text and list state equal what is
@@ -40,15 +46,20 @@ export function storeRecords(
   const outcomes = records.map((): WriteOutcome => 'unchanged');
   if (isSame.every(Boolean)) return outcomes;
   store.transaction(() =>
-    records.forEach(({ record, list }, index) => {
+    records.forEach(({ record, list, drift, readAt }, index) => {
       if (isSame[index]) return;
       outcomes[index] = store.requests.write({
         normalized: normalizeDetail(record, list),
         rawJson: texts[index]!,
         source,
         observedAt,
+        readAt: readAt ?? observedAt,
       });
       store.quarantine.clear(record.request_id);
+      if (drift && drift.length > 0) {
+        store.drift.record(record.request_id, source, drift, observedAt);
+        if (counts) counts.schemaDrift += drift.length;
+      }
     }),
   );
   return outcomes;
@@ -66,14 +77,36 @@ function isStateOnly(list: ListFields | undefined): list is { state: string } {
 /** Stores one record (see storeRecords). */
 export function storeRecord(
   store: Store,
-  write: PendingRecord & { source: WriteSource; observedAt: string },
+  write: PendingRecord & { source: WriteSource; observedAt: string; counts?: RunCounts },
 ): WriteOutcome {
   return storeRecords(store, [write], write)[0]!;
 }
 
-/** Keeps a malformed record apart, to be retried when the service sends it again. */
+/** A detail the client read, ready to store with what a list said of it. */
+export function pendingOf(
+  result: Extract<DetailResult, { kind: 'ok' }>,
+  list?: ListFields,
+): PendingRecord {
+  return {
+    record: result.record,
+    raw: result.raw,
+    list,
+    drift: result.drift,
+    readAt: isoFromMs(result.readAtMs),
+  };
+}
+
+/**
+ * Keeps a malformed record apart, to be retried when the service sends it again. A record refused
+ * for drifted members (strict policy) has them recorded as well.
+ */
 export function quarantineRecord(store: Store, rejected: Rejected, source: WriteSource): void {
-  store.transaction(() => store.quarantine.add(rejected, source, store.now()));
+  store.transaction(() => {
+    const at = store.now();
+    store.quarantine.add(rejected, source, at);
+    if (rejected.requestId && rejected.drift && rejected.drift.length > 0)
+      store.drift.record(rejected.requestId, source, rejected.drift, at);
+  });
 }
 
 /**
@@ -83,7 +116,12 @@ export function quarantineRecord(store: Store, rejected: Rejected, source: Write
 export async function refreshRequest(
   { client, store }: { client: SyncClient; store: Store },
   requestId: string,
-  { list, source, signal }: { list?: ListFields; source: WriteSource; signal?: AbortSignal },
+  {
+    list,
+    source,
+    signal,
+    counts,
+  }: { list?: ListFields; source: WriteSource; signal?: AbortSignal; counts?: RunCounts },
 ): Promise<RefreshOutcome> {
   const observedAt = store.now();
   try {
@@ -92,7 +130,7 @@ export async function refreshRequest(
       quarantineRecord(store, result.rejected, source);
       return 'quarantined';
     }
-    return storeRecord(store, { record: result.record, raw: result.raw, list, source, observedAt });
+    return storeRecord(store, { ...pendingOf(result, list), source, observedAt, counts });
   } catch (error) {
     if (isTransportError(error, 'api.not_available')) {
       const isNewlyUnavailable = store.transaction(() =>

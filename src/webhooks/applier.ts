@@ -1,3 +1,4 @@
+import type { SchemaPolicy } from '../api/contract.js';
 import type { Clock } from '../clock.js';
 import type { Store } from '../db/store.js';
 import { describeError } from '../errors.js';
@@ -34,6 +35,8 @@ export function createApplier(deps: {
   log: Logger;
   /** Fetch the detail of a request whose v2.0 data failed validation (when polling is on). */
   shouldFetchInvalid: boolean;
+  /** What to do with data whose members drifted (default evolve: apply the valid members). */
+  schemaPolicy?: SchemaPolicy;
   retryDelayMs?: number;
   maxAttempts?: number;
   /** Told each event's outcome (applied, skipped, fetched, failed...), e.g. for metrics. */

@@ -1,8 +1,10 @@
 import type { z } from 'zod';
+import { checkContract, type SchemaPolicy } from '../api/contract.js';
 import {
-  webhookDataSchema,
+  webhookDataContract,
   webhookV1EnvelopeSchema,
   webhookV2EnvelopeSchema,
+  type WebhookData,
 } from '../api/webhook-schemas.js';
 import type { Store } from '../db/store.js';
 import type { EventStore } from './event-store.js';
@@ -17,6 +19,8 @@ export interface ApplyResult {
   /** Set when the event cannot be applied as sent; it is then processed with this error. */
   error: string | null;
   fetch?: string[];
+  /** Members of the data object that drifted from the documented shape. */
+  drift?: number;
 }
 
 /**
@@ -28,7 +32,10 @@ export function applyV2Event(
   { store, events }: { store: Store; events: EventStore },
   eventId: string,
   payloadJson: string,
-  { shouldFetchInvalid }: { shouldFetchInvalid: boolean },
+  {
+    shouldFetchInvalid,
+    schemaPolicy = 'evolve',
+  }: { shouldFetchInvalid: boolean; schemaPolicy?: SchemaPolicy },
 ): ApplyResult {
   const raw = JSON.parse(payloadJson) as Record<string, unknown>;
   const parsed = webhookV2EnvelopeSchema.safeParse(raw);
@@ -61,23 +68,29 @@ export function applyV2Event(
   if (raw.data === null || raw.data === undefined)
     return { ...base, outcome: 'no_data', error: null };
 
-  const data = webhookDataSchema.safeParse(raw.data);
-  if (!data.success) {
+  // Member by member: under evolve one drifted member is stored as NULL and the event still
+  // applies; only an event without its identity, or any drift under strict, is not applied.
+  const data = checkContract<WebhookData>(webhookDataContract, raw.data, schemaPolicy);
+  if (data.drift.length > 0) {
+    store.drift.record(event.service_request_id, 'webhook', data.drift, store.now());
+  }
+  if (data.kind === 'refused') {
     return {
       ...base,
       outcome: 'invalid',
-      error: `invalid data: ${issues(data.error)}`,
+      error: `invalid data: ${data.reason}`,
+      drift: data.drift.length,
       ...(shouldFetchInvalid ? { fetch: [event.service_request_id] } : {}),
     };
   }
-  if (data.data.service_request_id !== event.service_request_id) {
+  if (data.record.service_request_id !== event.service_request_id) {
     return {
       ...base,
       outcome: 'invalid',
       error: 'data.service_request_id differs from the envelope',
     };
   }
-  const rows = normalizeWebhookData(data.data, event.request_status);
+  const rows = normalizeWebhookData(data.record, event.request_status);
   const outcome = store.requests.writePartial({
     ...rows.request,
     // The data object exactly as sent, as requests.raw_json holds whatever record last wrote the row.
@@ -87,7 +100,7 @@ export function applyV2Event(
   });
   // Members only webhooks carry: no poll can be newer, so only a later event can overwrite them.
   events.writeProfile(rows.profile, eventId, event.event_timestamp);
-  return { ...base, outcome, error: null };
+  return { ...base, outcome, error: null, drift: data.drift.length };
 }
 
 /** The requests a v1.0 event is a cue for: one request, or all of a collection's. */

@@ -48,7 +48,8 @@ export type WebhookConfig = Pick<
   | 'isWebhookUnsignedAllowed'
   | 'webhookMaxBodyBytes'
   | 'concurrency'
->;
+> &
+  Partial<Pick<Config, 'schemaPolicy'>>;
 
 /** A running webhook service. */
 export interface WebhookService {
@@ -104,6 +105,7 @@ export async function startWebhookService({
     clock,
     log: wlog,
     shouldFetchInvalid: pollingIsOn,
+    schemaPolicy: config.schemaPolicy ?? 'evolve',
     onOutcome,
   });
   const server = createReceiver({

@@ -55,7 +55,10 @@ export function listStateOf(
   return currentState && LIST_STATES.has(currentState) ? currentState : null;
 }
 
-/** Maps a validated data object, delivered with `status`, onto requests and request_profiles. */
+/**
+ * Maps a checked data object, delivered with `status`, onto requests and request_profiles. A
+ * member the contract found drifted arrives as null and is stored as NULL.
+ */
 export function normalizeWebhookData(data: WebhookData, status: string): WebhookRows {
   const id = data.service_request_id;
   const agreed = data.agreed_for_time ?? null;
@@ -71,8 +74,8 @@ export function normalizeWebhookData(data: WebhookData, status: string): Webhook
     transport_pickup_time: pickup,
     transport_agreed_for_time: agreed,
     service_level_type: data.service_level_type ?? null,
-    service_type: data.service_type,
-    account_id: data.organization_id,
+    service_type: data.service_type ?? null,
+    account_id: data.organization_id ?? null,
     facility_id: null,
     user_first_name: data.responder_user_first_name ?? null,
     user_last_name: data.responder_user_last_name ?? null,
@@ -94,7 +97,9 @@ export function normalizeWebhookData(data: WebhookData, status: string): Webhook
         locationRow(id, 'pickup', withoutId(data.pickup_location)),
         locationRow(id, 'destination', withoutId(data.destination_location)),
       ].filter((row): row is LocationRow => row !== null),
-      account: { account_id: data.organization_id, name: data.account_name },
+      account: data.organization_id
+        ? { account_id: data.organization_id, name: data.account_name ?? null }
+        : null,
     },
     profile: profileRow(data),
   };

@@ -38,7 +38,14 @@ const range = (plan: { fromMs: number; toMs: number }) => ({
 
 describe('backfill against the simulator', () => {
   it('imports 90 days from the full list, equal to the truth, without a detail call per request', async () => {
-    mirror = await startMirror({ requests: 400, pastDays: 90, futureDays: 0, pageSize: 25 });
+    // Moves while paging have their own test below; this one counts calls exactly.
+    mirror = await startMirror({
+      requests: 400,
+      pastDays: 90,
+      futureDays: 0,
+      pageSize: 25,
+      roughness: { pagingChurnRate: 0 },
+    });
     const plan = ninetyDays(mirror);
     const result = await runBackfill(deps(mirror), plan);
     expect(result.status).toBe('ok');
@@ -66,7 +73,13 @@ describe('backfill against the simulator', () => {
   });
 
   it('resumes after the last finished window when interrupted, without fetching finished windows again', async () => {
-    mirror = await startMirror({ requests: 300, pastDays: 90, futureDays: 0, pageSize: 25 });
+    mirror = await startMirror({
+      requests: 300,
+      pastDays: 90,
+      futureDays: 0,
+      pageSize: 25,
+      roughness: { pagingChurnRate: 0 },
+    });
     const plan = ninetyDays(mirror);
     const controller = new AbortController();
     const first = await runBackfill(deps(mirror), plan, {
@@ -209,8 +222,38 @@ describe('backfill against the simulator', () => {
     ).toEqual(polled);
   });
 
+  it('stores every request visible at its end, in every state, while the simulator moves requests between the pages', async () => {
+    // The simulator's own churn: at each paging moment a request appears at the newest end of
+    // the window, jumps there from a later page, or vanishes from a page already read.
+    mirror = await startMirror({
+      requests: 400,
+      pastDays: 28,
+      futureDays: 0,
+      pageSize: 8,
+      seed: 31,
+      roughness: { pagingChurnRate: 0.5 },
+    });
+    const plan = planBackfill({
+      fromMs: mirror.clock.now() - 28 * DAY,
+      toMs: mirror.clock.now(),
+      states: ['awaiting', 'accepted', 'completed', 'canceled'],
+      chunkHours: 24 * 7,
+    });
+    const mutations: string[] = [];
+    mirror.sim.events.on('mutation', (m: { requestId: string }) => mutations.push(m.requestId));
+    const result = await runBackfill(deps(mirror), plan);
+    expect(result.status, result.error).toBe('ok');
+    expect(mutations.length).toBeGreaterThan(5); // the pages did move
+    expectMirrorEqualsTruth(mirror, range(plan), { isVisibleOnly: true });
+  });
+
   it('runs alongside a poll cycle on the same database, both completing', async () => {
-    mirror = await startMirror({ requests: 300, pastDays: 30, futureDays: 5 });
+    mirror = await startMirror({
+      requests: 300,
+      pastDays: 30,
+      futureDays: 5,
+      roughness: { pagingChurnRate: 0 },
+    });
     const plan = planBackfill({
       fromMs: mirror.clock.now() - 30 * DAY,
       toMs: mirror.clock.now() + 5 * DAY,

@@ -13,10 +13,13 @@ afterEach(async () => {
 type Json = Record<string, unknown>;
 
 describe('malformed data from the service', () => {
-  it('stores the well-formed records, quarantines the malformed ones, and retries them until they come right', async () => {
+  it('under the strict policy, stores the well-formed records, quarantines the drifted ones, and retries them until they come right', async () => {
     let corrupt: Corruption = () => undefined;
     mirror = await startMirror({
       requests: 120,
+      clientOptions: { schemaPolicy: 'strict' },
+      // Only the proxy's corruptions: the simulator's own drift is another test's subject.
+      roughness: { driftRate: 0 },
       serviceUrl: async (target) => {
         const proxy = await startCorruptingProxy(target, (path, body) => corrupt(path, body));
         closeProxy = proxy.close;
@@ -74,7 +77,7 @@ describe('malformed data from the service', () => {
     const reasons = Object.fromEntries(quarantined.map((row) => [row.request_id, row.reason]));
     expect(reasons[wrongType!]).toMatch(/patient_dob/);
     expect(reasons[missing!]).toMatch(/request_current_state/);
-    expect(reasons[numberAsString!]).toMatch(/pickup_location\.lat/);
+    expect(reasons[numberAsString!]).toMatch(/pickup_location\.lat: expected number, got string/);
     expect(reasons[badListItem!]).toMatch(/last_updated_timestamp_utc/);
     expect(String(reasons[wrongType!])).not.toContain('19480229'); // the reason names the member, never the value
     // Never stored wrong: the last good version stays.
@@ -124,5 +127,167 @@ describe('malformed data from the service', () => {
       n: 0,
     });
     expectMirrorEqualsTruth(mirror);
+  });
+});
+
+describe('member drift from the service (evolve, the default)', () => {
+  it('stores every valid member, NULL for a drifted one, records the drift by type name, and quarantines only a record without its state', async () => {
+    let corrupt: Corruption = () => undefined;
+    mirror = await startMirror({
+      requests: 120,
+      roughness: { driftRate: 0 },
+      serviceUrl: async (target) => {
+        const proxy = await startCorruptingProxy(target, (path, body) => corrupt(path, body));
+        closeProxy = proxy.close;
+        return proxy.url;
+      },
+    });
+    await mirror.cycle();
+    const ids = truthInWindow(mirror)
+      .filter((t) => t.isVisible && t.listState === 'accepted')
+      .map((t) => t.requestId);
+    const [wrongType, noState, numberAsString, unknownMember, noLastName, flagAsText] = ids;
+    for (const id of ids.slice(0, 6)) mirror.sim.world.editRequest(id, 'note');
+    corrupt = (path, body) => {
+      if (path === '/openapi/v1.0/requests/' && Array.isArray(body)) return undefined;
+      const detail = body as Json;
+      const id = detail.request_id;
+      if (id === wrongType) return { ...detail, patient_dob: 19480229 };
+      if (id === noState) {
+        const { request_current_state: _dropped, ...rest } = detail;
+        return rest;
+      }
+      if (id === numberAsString)
+        return {
+          ...detail,
+          pickup_location: { ...(detail.pickup_location as Json), lat: '41.88' },
+        };
+      if (id === unknownMember) return { ...detail, dispatch_priority_v3: { level: 2 } };
+      if (id === noLastName) {
+        const { patient_last_name: _dropped, service_level_type: _too, ...rest } = detail;
+        return rest;
+      }
+      if (id === flagAsText) return { ...detail, is_round_trip_first_trip: 'false' };
+      return undefined;
+    };
+    const run = await mirror.cycle();
+    expect(run.status, run.error).toBe('ok');
+    expect(run.counts.requestsQuarantined).toBe(1);
+    expect(run.counts.schemaDrift).toBe(6);
+    const q = mirror.db.sqlite.prepare('SELECT request_id, reason FROM quarantine').all() as Json[];
+    expect(q).toEqual([
+      { request_id: noState, reason: expect.stringMatching(/request_current_state/) },
+    ]);
+
+    const row = (id: string | undefined) =>
+      mirror.db.sqlite.prepare('SELECT * FROM requests WHERE request_id = ?').get(id) as Json;
+    const truthOf = (id: string | undefined) =>
+      mirror.sim.truth().find((t) => t.requestId === id)!.detail as Json;
+    // The drifted member is NULL, every other member is the service's current one.
+    expect(row(wrongType).patient_dob).toBeNull();
+    expect(row(wrongType).patient_last_name).toBe(truthOf(wrongType).patient_last_name);
+    expect(JSON.parse(row(wrongType).raw_json as string).enabled_request_fields).toEqual(
+      truthOf(wrongType).enabled_request_fields,
+    );
+    // A numeric string reads the same as its number: stored as the number, and still drift.
+    const lat = mirror.db.sqlite
+      .prepare("SELECT lat FROM request_locations WHERE request_id = ? AND role = 'pickup'")
+      .get(numberAsString) as Json;
+    expect(lat.lat).toBe(41.88);
+    expect(row(noLastName).patient_last_name).toBeNull();
+    expect(row(noLastName).service_level_type).toBeNull();
+    // "false" is never stored as a boolean: it is NULL, and drift.
+    expect(row(flagAsText).is_round_trip_first_trip).toBeNull();
+    expect(JSON.parse(row(unknownMember).raw_json as string).dispatch_priority_v3).toEqual({
+      level: 2,
+    });
+
+    const drift = mirror.db.sqlite
+      .prepare(
+        `SELECT request_id, source, member, problem, expected, received, count FROM schema_drift
+         ORDER BY member, request_id`,
+      )
+      .all() as Json[];
+    expect(drift).toEqual(
+      [
+        {
+          request_id: wrongType,
+          member: 'patient_dob',
+          problem: 'type',
+          expected: 'date',
+          received: 'number',
+        },
+        {
+          request_id: numberAsString,
+          member: 'pickup_location.lat',
+          problem: 'type',
+          expected: 'number',
+          received: 'string',
+        },
+        {
+          request_id: unknownMember,
+          member: 'dispatch_priority_v3',
+          problem: 'unknown',
+          expected: null,
+          received: 'object',
+        },
+        {
+          request_id: noLastName,
+          member: 'patient_last_name',
+          problem: 'missing',
+          expected: 'string',
+          received: null,
+        },
+        {
+          request_id: noLastName,
+          member: 'service_level_type',
+          problem: 'missing',
+          expected: 'string',
+          received: null,
+        },
+        {
+          request_id: flagAsText,
+          member: 'is_round_trip_first_trip',
+          problem: 'type',
+          expected: 'boolean',
+          received: 'string',
+        },
+      ]
+        .map((d) => ({ ...d, source: 'poll', count: 1 }))
+        .sort((a, b) => (a.member + a.request_id < b.member + b.request_id ? -1 : 1)),
+    );
+    // Type names only: no value the service sent reaches the table.
+    const text = JSON.stringify(mirror.db.sqlite.prepare('SELECT * FROM schema_drift').all());
+    expect(text).not.toContain('19480229');
+    expect(text).not.toContain('41.88');
+    expect(
+      mirror.db.sqlite
+        .prepare('SELECT schema_drift FROM sync_runs WHERE run_id = ?')
+        .get(run.runId),
+    ).toEqual({ schema_drift: 6 });
+  });
+});
+
+describe("the simulator's own drift, on every request", () => {
+  it('stores every record with its valid members, and records each drifted member once per request, an unknown one once in all', async () => {
+    mirror = await startMirror({ requests: 120, roughness: { driftRate: 1, pagingChurnRate: 0 } });
+    const run = await mirror.cycle();
+    expect(run.status, run.error).toBe('ok');
+    expect(run.counts.requestsQuarantined).toBe(0);
+    expect(run.counts.schemaDrift).toBeGreaterThan(0);
+    expectMirrorEqualsTruth(mirror);
+    const missing = mirror.db.sqlite
+      .prepare("SELECT count(DISTINCT request_id) AS n FROM schema_drift WHERE problem = 'missing'")
+      .get() as { n: number };
+    expect(missing.n).toBeGreaterThan(10);
+    // An unknown member is one row, however many records carry it.
+    const unknown = mirror.db.sqlite
+      .prepare(
+        "SELECT member, count(*) AS rows, sum(count) AS seen FROM schema_drift WHERE problem = 'unknown' GROUP BY member",
+      )
+      .all() as { member: string; rows: number; seen: number }[];
+    expect(unknown.length).toBeGreaterThan(0);
+    for (const row of unknown) expect(row.rows, row.member).toBe(1);
+    expect(unknown.some((row) => row.seen > 1)).toBe(true);
   });
 });

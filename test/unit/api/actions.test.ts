@@ -1,9 +1,9 @@
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { base, hub, makeClient, mockToken, resetNock, TOKEN_2, caught } from './helpers.js';
+import { hub, makeClient, mockToken, resetNock, TOKEN_2, caught } from './helpers.js';
 
 const ACCEPT = '/api/openapi/v2.0/requests/K3J9QX2A/accept/';
-const LOCATIONS = '/svc/openapi/v1.0/requests/K3J9QX2A/locations/';
+const LOCATIONS = '/api/openapi/v2.0/requests/K3J9QX2A/locations/';
 
 const sample = (i: number) => ({
   lat: 40 + i / 1000,
@@ -69,7 +69,7 @@ describe('non-idempotent actions are retried only when certainly not processed',
   });
 
   it('does not resend a location batch after an attempt timeout', async () => {
-    base().post(LOCATIONS).delay(300).reply(200, {});
+    hub().post(LOCATIONS).delay(300).reply(200, {});
     const { client } = makeClient({ timeouts: { attemptMs: 50 } });
     const error = await caught(client.sendLocations('K3J9QX2A', [sample(1)]));
     expect(error.code).toBe('api.timeout');
@@ -182,7 +182,7 @@ describe('location batching', () => {
     const bodies: Array<Array<{ timestamp: number }>> = [];
     let inFlight = 0;
     let maxInFlight = 0;
-    base()
+    hub()
       .post(LOCATIONS)
       .times(3)
       .delay(5)
@@ -202,8 +202,8 @@ describe('location batching', () => {
   });
 
   it('a failed batch reports how many samples were delivered before it, and stops', async () => {
-    base().post(LOCATIONS).reply(200, {});
-    base()
+    hub().post(LOCATIONS).reply(200, {});
+    hub()
       .post(LOCATIONS)
       .reply(400, [{}, { alt: [{ message: 'This field is required.', code: 'common:required' }] }]);
     const samples = Array.from({ length: 450 }, (_, i) => sample(i));
@@ -220,7 +220,7 @@ describe('location batching', () => {
 
   it('drops a null speed and members the service does not know', async () => {
     let body: unknown;
-    base()
+    hub()
       .post(LOCATIONS)
       .reply((_uri, b) => {
         body = b;

@@ -282,13 +282,24 @@ describe('action endpoints', () => {
     ]);
   });
 
-  it('sendLocations: POST {base}/openapi/v1.0/requests/{id}/locations/', async () => {
+  it('sendLocations: POST {hub}/openapi/v2.0/requests/{id}/locations/ by default', async () => {
+    const seen: Seen[] = [];
+    hub()
+      .post('/api/openapi/v2.0/requests/K3J9QX2A/locations/')
+      .reply(record(seen, 200, {}));
+    const { client } = makeClient();
+    const sample = { lat: 40.1, lng: -74.2, alt: 12, speed: 13.5, timestamp: 1769605200.25 };
+    await expect(client.sendLocations('K3J9QX2A', [sample])).resolves.toEqual({ batches: 1 });
+    expect(seen[0]?.body).toEqual([sample]);
+  });
+
+  it('sendLocations with locationsApi v1: POST {base}/openapi/v1.0/requests/{id}/locations/', async () => {
     const seen: Seen[] = [];
     base()
       .post('/svc/openapi/v1.0/requests/K3J9QX2A/locations/')
       .reply(record(seen, 200, {}));
-    const { client } = makeClient();
-    const sample = { lat: 40.1, lng: -74.2, alt: 12, speed: 13.5, timestamp: 1769605200.25 };
+    const { client } = makeClient({ locationsApi: 'v1' });
+    const sample = { lat: 40.1, lng: -74.2, alt: 12, timestamp: 1769605200 };
     await expect(client.sendLocations('K3J9QX2A', [sample])).resolves.toEqual({ batches: 1 });
     expect(seen[0]?.body).toEqual([sample]);
   });
@@ -391,7 +402,7 @@ describe('documented error shapes', () => {
 
   it('400 with an array of field maps (locations) names the sample', async () => {
     const fields = [{}, { lat: [{ message: 'This field is required.', code: 'common:required' }] }];
-    base().post('/svc/openapi/v1.0/requests/K3J9QX2A/locations/').reply(400, fields);
+    hub().post('/api/openapi/v2.0/requests/K3J9QX2A/locations/').reply(400, fields);
     const { client } = makeClient();
     const samples = [1, 2].map((i) => ({ lat: 1, lng: 2, alt: 3, timestamp: 1769605200 + i }));
     const error = await caught(client.sendLocations('K3J9QX2A', samples));

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../../src/db/open.js';
+import { createStore } from '../../../src/db/store.js';
+import { captureLogger } from '../api/helpers.js';
+import { manualClock } from '../../integration/simulator-helpers.js';
+
+describe('schema_drift', () => {
+  it('keeps one row per request and member, one per unknown member, and logs each drift once at warn', () => {
+    const db = openDatabase({ path: ':memory:' });
+    const clock = manualClock();
+    const { log, lines } = captureLogger();
+    const store = createStore({ db, clock, log });
+    const retyped = {
+      member: 'patient_dob',
+      problem: 'type',
+      expected: 'date',
+      received: 'number',
+    } as const;
+    const unknown = {
+      member: 'mileage',
+      problem: 'unknown',
+      expected: null,
+      received: 'number',
+    } as const;
+    store.transaction(() => {
+      store.drift.record('A1', 'poll', [retyped, unknown], store.now());
+      store.drift.record('B2', 'poll', [retyped, unknown], store.now());
+    });
+    clock.advance(60_000);
+    store.transaction(() => store.drift.record('A1', 'poll', [retyped], store.now()));
+    const rows = db.sqlite
+      .prepare(
+        'SELECT request_id, member, problem, count, first_seen_at < last_seen_at AS moved FROM schema_drift ORDER BY member, request_id',
+      )
+      .all();
+    expect(rows).toEqual([
+      { request_id: 'A1', member: 'mileage', problem: 'unknown', count: 2, moved: 0 },
+      { request_id: 'A1', member: 'patient_dob', problem: 'type', count: 2, moved: 1 },
+      { request_id: 'B2', member: 'patient_dob', problem: 'type', count: 1, moved: 0 },
+    ]);
+    const warnings = lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((l) => l.level === 40);
+    expect(warnings.map((w) => [w.requestId, w.member])).toEqual([
+      ['A1', 'patient_dob'],
+      ['A1', 'mileage'],
+      ['B2', 'patient_dob'],
+    ]);
+    db.close();
+  });
+});
