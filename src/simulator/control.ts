@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { faultOptionsSchema, type FaultOptions } from './faults.js';
 import { json, NOT_FOUND, type ActionRecord, type CallRecord, type SimResponse } from './http.js';
 import { REQUEST_STATES, type MutationSummary, type TruthRecord } from './model.js';
+import { roughnessSchema, type Roughness } from './roughness.js';
 import { parseJson } from './validation.js';
 import type { World } from './world.js';
 
@@ -18,10 +19,20 @@ export interface ControlTarget {
   mutate(count: number): MutationSummary[];
   setFaults(faults: FaultOptions): void;
   getFaults(): FaultOptions;
+  setRoughness(next: Partial<Roughness>): void;
+  getRoughness(): Roughness;
   setLatency(ms: number): void;
   resetCalls(): void;
   issuedTokens(): string[];
   stopMutating(): void;
+  /** What the webhook sender did, and the events it gave up on (null without webhooks). */
+  webhookReport(): WebhookReport | null;
+}
+
+/** `GET /_sim/webhooks/`: the sender's counts and each event lost after its last retry. */
+export interface WebhookReport {
+  stats: Record<string, number>;
+  lost: { eventId: string; requestId: string | null; action: string | null }[];
 }
 
 const worldOpSchema = z.discriminatedUnion('op', [
@@ -98,6 +109,12 @@ export function handleControl(
       return json(200, target.issuedTokens());
     case 'GET /faults':
       return json(200, target.getFaults());
+    case 'GET /roughness':
+      return json(200, target.getRoughness());
+    case 'GET /webhooks': {
+      const report = target.webhookReport();
+      return report ? json(200, report) : json(404, { message: 'webhooks are off' });
+    }
     case 'POST /reset-calls':
       target.resetCalls();
       return json(200, {});
@@ -124,6 +141,15 @@ export function handleControl(
       if (!faults.success) return badRequest(faults.error.message);
       target.setFaults(faults.data);
       return json(200, target.getFaults());
+    }
+    case 'POST /roughness': {
+      // Merged into the current settings: a member left out keeps its value.
+      const parsed = parseJson(body);
+      if (!parsed.ok) return parsed.response;
+      const roughness = roughnessSchema.safeParse(parsed.value);
+      if (!roughness.success) return badRequest(roughness.error.message);
+      target.setRoughness(roughness.data);
+      return json(200, target.getRoughness());
     }
     case 'POST /requests': {
       const count = countParam(query, 'count', 1, 10_000);

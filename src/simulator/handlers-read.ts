@@ -18,9 +18,16 @@ import type { World } from './world.js';
 
 const DAY_SEC = 24 * 3600;
 const PARTIAL_STATES: readonly RequestState[] = ['accepted', 'completed', 'canceled'];
-const FULL_STATES: readonly RequestState[] = ['awaiting', 'accepted', 'completed', 'canceled'];
+/** States the full list serves. */
+export const FULL_STATES: readonly RequestState[] = [
+  'awaiting',
+  'accepted',
+  'completed',
+  'canceled',
+];
 
-interface ListFilter {
+/** The state and window of a list read, in epoch ms. */
+export interface ListFilter {
   state: RequestState;
   gteMs: number;
   lteMs: number;
@@ -34,7 +41,7 @@ function epochParam(query: URLSearchParams, name: string, fallback: number): num
 }
 
 /** The window and state filter of either list endpoint, or the 400 field map. */
-function parseFilter(
+export function parseFilter(
   world: World,
   query: URLSearchParams,
   allowed: readonly RequestState[],
@@ -69,6 +76,11 @@ function byEvent(a: SimRequest, b: SimRequest): number {
   return eventMs(a) - eventMs(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
+/** What the full list holds for `filter`, in its order (descending by event time), all pages. */
+export function fullListRows(world: World, filter: ListFilter): SimRequest[] {
+  return select(world, filter).sort((a, b) => byEvent(b, a));
+}
+
 /** `GET /openapi/v1.0/requests/`: partial items, ascending by event_dt_utc. */
 export const handleList: Handler = (ctx, req) => {
   const filter = parseFilter(ctx.world, req.query, PARTIAL_STATES);
@@ -84,18 +96,20 @@ export const handleList: Handler = (ctx, req) => {
 export const handleDetailsList: Handler = (ctx, req) => {
   const filter = parseFilter(ctx.world, req.query, FULL_STATES);
   if ('status' in filter) return filter;
-  const rows = select(ctx.world, filter).sort((a, b) => byEvent(b, a));
+  const rows = fullListRows(ctx.world, filter);
   const pages = Math.max(1, Math.ceil(rows.length / ctx.pageSize));
   const pageValue = req.query.get('page') || '1';
   const page = /^\d+$/.test(pageValue) ? Number(pageValue) : NaN;
   if (!Number.isInteger(page) || page < 1 || page > pages) {
     return codedError(404, 'Invalid page.', 'common:not_found');
   }
-  const results = rows
-    .slice((page - 1) * ctx.pageSize, page * ctx.pageSize)
-    .map((r) =>
-      toDetail(r, ctx.world.accountOf(r), { includeLocationIds: false, excludeFacilities: false }),
-    );
+  const results = rows.slice((page - 1) * ctx.pageSize, page * ctx.pageSize).map((r) =>
+    toDetail(r, ctx.world.accountOf(r), {
+      includeLocationIds: false,
+      excludeFacilities: false,
+      drift: ctx.world.driftOf(r),
+    }),
+  );
   return json(200, { page, pages, results });
 };
 
@@ -109,6 +123,7 @@ export const handleDetail: Handler = (ctx, req) => {
     toDetail(request, ctx.world.accountOf(request), {
       includeLocationIds: true,
       excludeFacilities: exclude,
+      drift: ctx.world.driftOf(request),
     }),
   );
 };

@@ -15,6 +15,7 @@ export const ENDPOINTS = [
   'decline',
   'state',
   'locations',
+  'locations_v2',
   'change_request',
   'best_time',
   'account',
@@ -22,6 +23,15 @@ export const ENDPOINTS = [
 ] as const;
 /** One endpoint name. */
 export type Endpoint = (typeof ENDPOINTS)[number];
+
+/** The v1.0 endpoints the service retired on 2026-08-12 (faults `gone` retires them here). */
+export const V1_ENDPOINTS = [
+  'list',
+  'details_list',
+  'detail',
+  'locations',
+  'account',
+] as const satisfies readonly Endpoint[];
 
 /** What a handler answers; the server writes it (or a fault mangles it). */
 export interface SimResponse {

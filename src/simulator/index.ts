@@ -2,9 +2,12 @@
  * The built-in simulator of the transport-request service: an HTTP server that behaves as the
  * service is documented to (spec/service-api.md, spec/service-facts.md), over seeded data that a
  * mutation driver keeps changing, with optional faults. Used by `npm run demo`, tests and benches.
+ * By default it is at least as rough as the real service (roughness.ts): last_updated to the
+ * second, records that move while a client pages, records that drift from the documented shape,
+ * double edits; each can be switched off.
  *
- * All randomness comes from `seed` through independent streams (data, mutations, faults, tokens),
- * so one seed gives the same data and the same mutations whatever faults are switched on.
+ * All randomness comes from `seed` through independent streams (data, mutations, faults, tokens,
+ * drift, churn), so one seed gives the same data and the same mutations whatever faults are on.
  * Simulated time comes from `clock`; latency and the mutation interval use real timers.
  */
 import { EventEmitter } from 'node:events';
@@ -13,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { systemClock, type Clock } from '../clock.js';
 import { silentLogger, type Logger } from '../log.js';
 import { isoFromMs } from '../time.js';
+import { createPagingChurn } from './churn.js';
 import type { ControlTarget } from './control.js';
 import { createFaultInjector, type FaultOptions } from './faults.js';
 import type { ActionRecord, CallRecord } from './http.js';
@@ -20,14 +24,17 @@ import type { MutationSummary, TruthRecord } from './model.js';
 import { createMutationDriver } from './mutations.js';
 import { createProvider } from './provider.js';
 import { createRandom } from './random.js';
+import { DEFAULT_ROUGHNESS, mergeRoughness, type Roughness } from './roughness.js';
 import { createSimulatorServer } from './server.js';
 import { createTokenIssuer } from './tokens.js';
-import { createEventFactory } from './webhook-events.js';
+import { createEventFactory, type EventFactory } from './webhook-events.js';
 import { createWebhookSender, type WebhookOptions, type WebhookSender } from './webhooks.js';
 import { createWorld, type AddRequestsOptions, type World } from './world.js';
 
+export type { DriftProfile } from './drift.js';
 export type { FaultOptions } from './faults.js';
 export type { ActionKind, ActionRecord, CallRecord, Endpoint, FaultKind } from './http.js';
+export { V1_ENDPOINTS } from './http.js';
 export type {
   JsonValue,
   MutationKind,
@@ -36,7 +43,8 @@ export type {
   TruthRecord,
   UnavailableReason,
 } from './model.js';
-export type { AddRequestsOptions, EditKind, World } from './world.js';
+export { DEFAULT_ROUGHNESS, type Roughness } from './roughness.js';
+export type { AddRequestsOptions, CreateRequestsOptions, EditKind, World } from './world.js';
 export type { WebhookOptions, WebhookSender, WebhookStats } from './webhooks.js';
 export { statusAndAction } from './webhook-events.js';
 
@@ -62,6 +70,8 @@ export interface SimulatorOptions {
   latencyMs?: number;
   /** Faults, all off by default. */
   faults?: FaultOptions;
+  /** Roughness settings over DEFAULT_ROUGHNESS (all on); e.g. `{ driftRate: 0 }` turns one off. */
+  roughness?: Partial<Roughness>;
   /** Send webhooks for every mutation to this receiver; off by default. */
   webhooks?: WebhookOptions;
   log?: Logger;
@@ -88,6 +98,10 @@ export interface Simulator {
   addRequests(n: number, options?: AddRequestsOptions): string[];
   /** Replaces the fault settings. */
   setFaults(faults: FaultOptions): void;
+  /** Changes the roughness settings `next` names (the others stay); applies at once. */
+  setRoughness(next: Partial<Roughness>): void;
+  /** The roughness settings in effect. */
+  getRoughness(): Roughness;
   setLatency(ms: number): void;
   /** API calls received (control calls excluded), oldest first: the last LOG_LIMIT of them. */
   readonly calls: CallRecord[];
@@ -123,6 +137,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const calls: CallRecord[] = [];
   const actions: ActionRecord[] = [];
   let latencyMs = options.latencyMs ?? 0;
+  let roughness = mergeRoughness(DEFAULT_ROUGHNESS, options.roughness ?? {});
   let timer: NodeJS.Timeout | undefined;
   let server: Server | undefined;
   let url: string | undefined;
@@ -133,9 +148,21 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     requests: options.requests ?? 200,
     pastDays: options.pastDays ?? 30,
     futureDays: options.futureDays ?? 14,
+    roughness: () => roughness,
     emit: (summary) => events.emit('mutation', summary),
   });
-  const driver = createMutationDriver({ world, rng: root.fork(12) });
+  const driver = createMutationDriver({
+    world,
+    rng: root.fork(12),
+    doubleEditRate: () => roughness.doubleEditRate,
+  });
+  const pageSize = options.pageSize ?? 50;
+  const churn = createPagingChurn({
+    world,
+    rng: root.fork(18),
+    pageSize,
+    rate: () => roughness.pagingChurnRate,
+  });
   const faults = createFaultInjector({ rng: root.fork(13), clock });
   faults.set(options.faults ?? {});
   const tokens = createTokenIssuer({
@@ -145,13 +172,15 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   });
   const provider = createProvider(world, root.fork(15));
   // Own streams: switching webhooks on changes neither the data nor the mutations of a seed.
-  const webhooks = options.webhooks
-    ? createWebhookSender(
-        options.webhooks,
-        createEventFactory({ world, clock, rng: root.fork(17) }),
-        root.fork(16),
-      )
+  // Which request and action each event was for, so lost events can be named (/_sim/webhooks/).
+  const sentEvents = new Map<string, { requestId: string | null; action: string | null }>();
+  const factory = options.webhooks
+    ? recordingEvents(createEventFactory({ world, clock, rng: root.fork(17) }), sentEvents)
     : undefined;
+  const webhooks =
+    options.webhooks && factory
+      ? createWebhookSender(options.webhooks, factory, root.fork(16))
+      : undefined;
   if (webhooks) events.on('mutation', (summary: MutationSummary) => webhooks.onMutation(summary));
 
   const sim: Simulator & ControlTarget = {
@@ -178,12 +207,26 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     addRequests: (n, opts) => world.addRequests(n, opts),
     setFaults: (next) => faults.set(next),
     getFaults: () => faults.get(),
+    setRoughness(next) {
+      roughness = mergeRoughness(roughness, next);
+    },
+    getRoughness: () => ({ ...roughness }),
     setLatency(ms) {
       latencyMs = ms;
     },
     // Emptied in place: callers may hold the array.
     resetCalls: () => void calls.splice(0, calls.length),
     issuedTokens: () => tokens.issued(),
+    webhookReport: () =>
+      webhooks
+        ? {
+            stats: { ...webhooks.stats },
+            lost: webhooks.lostEventIds.map((eventId) => ({
+              eventId,
+              ...(sentEvents.get(eventId) ?? { requestId: null, action: null }),
+            })),
+          }
+        : null,
     async listen(port = 0, host = '127.0.0.1') {
       if (server) throw new Error('simulator is already listening');
       const srv = createSimulatorServer({
@@ -192,7 +235,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
           provider,
           tokens,
           clock,
-          pageSize: options.pageSize ?? 50,
+          pageSize,
           clientId: options.clientId ?? 'demo-client',
           clientSecret: options.clientSecret ?? 'demo-secret',
           recordAction: (kind, requestId, body) =>
@@ -204,6 +247,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
         log,
         latencyMs: () => latencyMs,
         record: (call) => appendBounded(calls, call),
+        afterCall: (client, call) => void churn.afterCall(client, call),
       });
       await new Promise<void>((resolve, reject) => {
         srv.once('error', reject);
@@ -234,4 +278,24 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     },
   };
   return sim;
+}
+
+/** The factory, noting each v2.0 event's request and action as it is made. */
+function recordingEvents(
+  factory: EventFactory,
+  sent: Map<string, { requestId: string | null; action: string | null }>,
+): EventFactory {
+  return {
+    ...factory,
+    v2(summary) {
+      const event = factory.v2(summary);
+      sent.set(String(event.event_id), {
+        requestId: summary.requestId,
+        action: typeof event.action === 'string' ? event.action : null,
+      });
+      // Bounded like the call log: a demo left running for weeks must not grow without end.
+      if (sent.size > LOG_LIMIT) sent.delete(sent.keys().next().value!);
+      return event;
+    },
+  };
 }

@@ -2,6 +2,7 @@
  * The simulator's internal model of the service's data, and the shapes it reports to tests.
  * Internal records keep times as epoch milliseconds; the serializer turns them into the wire form.
  */
+import type { DriftProfile } from './drift.js';
 
 /** Any JSON value, for the free-form `enabled_*_fields` members and bodies. */
 export type JsonValue =
@@ -99,6 +100,8 @@ export interface SimRequest {
   /** A best-time proposal (awaiting) or change request (accepted) the requester has not answered. */
   pendingProposalMs: number | null;
   pendingChangeMs: number | null;
+  /** How this request's records depart from the documented shape, when drift applies. */
+  drift: DriftProfile;
 }
 
 /** What a perfect mirror should hold for one request. */

@@ -2,8 +2,11 @@
  * The mutation driver: random changes of the kind the real service makes while a mirror polls.
  * Half of the targets are drawn from requests within two days of now, so the default polling
  * window sees changes; the rest land anywhere, which only a backfill or a full pass finds.
+ * Some edits come twice in the same instant, as when a requester saves a form twice: with
+ * last_updated written to the second, the second edit leaves it unchanged.
  */
 import { DISPATCHERS } from './catalog.js';
+import { editedNote } from './fields.js';
 import type { MutationSummary, SimRequest } from './model.js';
 import type { Random } from './random.js';
 import { eventMs } from './serialize.js';
@@ -38,18 +41,36 @@ const WEIGHTS: readonly (readonly [DriverKind, number])[] = [
 
 /** Random mutations of `world`, decided by `rng`. */
 export interface MutationDriver {
-  /** Applies `count` random mutations now and returns what each did. */
+  /** Applies `count` random mutations now and returns what each did (a doubled edit: two). */
   mutate(count: number): MutationSummary[];
 }
 
-/** A driver over `world`; the same seed and the same calls give the same mutations. */
+/**
+ * A driver over `world`; the same seed and the same calls give the same mutations. An edit is
+ * repeated at the current `doubleEditRate()`, decided and written from a stream of its own, so the
+ * sequence of targets is the same whatever the rate.
+ */
 export function createMutationDriver({
   world,
   rng,
+  doubleEditRate = () => 0,
 }: {
   world: World;
   rng: Random;
+  doubleEditRate?: () => number;
 }): MutationDriver {
+  const twinRng = rng.fork(1);
+  // The second edit changes the note from the twin stream: the world's edit stream stays as is.
+  const twin = (id: string): MutationSummary =>
+    world.apply(
+      id,
+      'edited',
+      (r) => {
+        r.requestFields = { ...r.requestFields, note: editedNote(twinRng) };
+      },
+      { reason: 'note' },
+    );
+
   const candidates = (kind: DriverKind, visible: SimRequest[], nowMs: number): SimRequest[] => {
     switch (kind) {
       case 'accept':
@@ -97,7 +118,14 @@ export function createMutationDriver({
   return {
     mutate(count) {
       const out: MutationSummary[] = [];
-      for (let i = 0; i < count; i += 1) out.push(one());
+      for (let i = 0; i < count; i += 1) {
+        const summary = one();
+        out.push(summary);
+        const p = doubleEditRate();
+        if (summary.kind === 'edited' && p > 0 && twinRng.chance(p)) {
+          out.push(twin(summary.requestId));
+        }
+      }
       return out;
     },
   };

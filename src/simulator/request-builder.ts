@@ -2,6 +2,7 @@
  * Builds one request (one leg) in a planned state: ids, patient, timestamps in the record's own
  * wire style, responder and configurable fields. The generator decides trips and legs.
  */
+import { drawDrift } from './drift.js';
 import { DISPATCHERS, FIRST_NAMES, LAST_NAMES, SERVICE_TYPE_BY_LEVEL } from './catalog.js';
 import { generatePatientFields, generateRequestFields } from './fields.js';
 import type {
@@ -48,6 +49,8 @@ const STYLES: readonly (readonly [TimestampStyle, number])[] = [
 /** What the generator needs; `usedIds` keeps request ids unique across calls. */
 export interface GeneratorContext {
   rng: Random;
+  /** Drift profiles come from their own stream, so drawing them leaves the data as it was. */
+  driftRng: Random;
   accounts: SimAccount[];
   usedIds: Set<string>;
   pastDays: number;
@@ -161,6 +164,7 @@ export function buildRequest(
     progress: null,
     pendingProposalMs: null,
     pendingChangeMs: null,
+    drift: drawDrift(ctx.driftRng),
   };
 }
 

@@ -39,6 +39,10 @@ export const ROUTES: readonly Route[] = [
   route('locations', /^\/openapi\/v1\.0\/requests\/([^/]+)\/locations\/$/, {
     POST: handleLocations,
   }),
+  // v2.0 moved the location update to the hub: same body, limit and answers.
+  route('locations_v2', /^\/openapi\/v2\.0\/requests\/([^/]+)\/locations\/$/, {
+    POST: handleLocations,
+  }),
   route('account', /^\/openapi\/v1\.0\/accounts\/([^/]+)\/$/, { GET: handleAccount }),
   route('accept', /^\/openapi\/v2\.0\/requests\/([^/]+)\/accept\/$/, { PUT: handleAccept }),
   route('decline', /^\/openapi\/v2\.0\/requests\/([^/]+)\/decline\/$/, { PUT: handleDecline }),

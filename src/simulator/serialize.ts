@@ -3,6 +3,7 @@
  * the truth record. One place, so the detail endpoint, the full list and `truth()` cannot drift.
  */
 import { normalizeTimestamp } from '../time.js';
+import { driftDetail, type DriftProfile } from './drift.js';
 import type {
   JsonValue,
   SimAccount,
@@ -49,6 +50,8 @@ export interface DetailOptions {
   includeLocationIds: boolean;
   /** `exclude_facilities=true`: account.facilities becomes null. */
   excludeFacilities: boolean;
+  /** The request's drift when it applies (World.driftOf); none when absent. */
+  drift?: DriftProfile | null;
 }
 
 /** The detail record of `request`, as a fresh plain object in the spec's member order. */
@@ -58,7 +61,7 @@ export function toDetail(
   options: DetailOptions,
 ): Record<string, JsonValue> {
   const ts = (ms: number | null) => (ms === null ? null : formatTimestamp(ms, request.style));
-  return {
+  const detail: Record<string, JsonValue> = {
     request_id: request.id,
     patient_first_name: request.patient.firstName,
     patient_last_name: request.patient.lastName,
@@ -88,6 +91,7 @@ export function toDetail(
     is_round_trip_return_trip: request.isRoundTripReturn,
     collection_id: request.collectionId,
   };
+  return driftDetail(detail, options.drift ?? null);
 }
 
 /** The partial list item of `request`. */
@@ -106,12 +110,20 @@ function canonical(ms: number, style: TimestampStyle): string {
   return normalizeTimestamp(formatTimestamp(ms, style)) ?? new Date(ms).toISOString();
 }
 
-/** What a perfect mirror should hold for `request`. */
-export function toTruth(request: SimRequest, account: SimAccount): TruthRecord {
+/** What a perfect mirror should hold for `request`, drifting as the detail endpoint serves it. */
+export function toTruth(
+  request: SimRequest,
+  account: SimAccount,
+  drift: DriftProfile | null,
+): TruthRecord {
   return {
     requestId: request.id,
     listState: request.state,
-    detail: toDetail(request, account, { includeLocationIds: true, excludeFacilities: false }),
+    detail: toDetail(request, account, {
+      includeLocationIds: true,
+      excludeFacilities: false,
+      drift,
+    }),
     createdTimestampUtc: canonical(request.createdMs, request.style),
     eventDtUtc: canonical(eventMs(request), request.style),
     lastUpdatedTimestampUtc: canonical(request.lastUpdatedMs, request.style),

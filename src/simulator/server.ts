@@ -2,7 +2,10 @@
  * The HTTP server: reads each request, sends control calls aside, records every API call, adds
  * latency, lets the fault injector act, checks the token, and writes the handler's response.
  * Order per call: 404 unknown path, faults (410 gone, 503 token outage, 5xx, 429), 401, 405,
- * handler; drop and truncate act on the handler's response, after the handler ran.
+ * handler; drop and truncate act on the handler's response, after the handler ran. Every response
+ * carries a Date header from the simulator's clock, as the real service's do from its own, so a
+ * client can measure clock skew. Once a response is written, `afterCall` may change the world
+ * (paging churn): the client never sees that change in the response that preceded it.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -38,6 +41,8 @@ export interface ServerDeps {
   latencyMs(): number;
   /** Appends one API call record. */
   record(call: CallRecord): void;
+  /** Runs after the response to an API call was written; `client` is its Authorization header. */
+  afterCall(client: string, call: CallRecord): void;
 }
 
 function encode(response: SimResponse): { buffer: Buffer; contentType: string } {
@@ -52,11 +57,14 @@ function encode(response: SimResponse): { buffer: Buffer; contentType: string } 
 function send(
   res: ServerResponse,
   response: SimResponse,
+  nowMs: number,
   mode: 'full' | 'truncate' = 'full',
 ): void {
   const { buffer, contentType } = encode(response);
   res.writeHead(response.status, {
     ...response.headers,
+    // Node would add the host's real time; the service's clock is the simulator's.
+    Date: new Date(nowMs).toUTCString(),
     'Content-Type': contentType,
     'Content-Length': String(buffer.length),
   });
@@ -122,12 +130,18 @@ export function createSimulatorServer(deps: ServerDeps): Server {
       call.status = fault.kind === 'drop' ? 0 : response.status;
       deps.record(call);
       if (fault.kind === 'drop') req.socket.destroy();
-      else send(res, response, 'truncate');
-      return;
+      else send(res, response, clock.now(), 'truncate');
+    } else {
+      call.status = response.status;
+      deps.record(call);
+      send(res, response, clock.now());
     }
-    call.status = response.status;
-    deps.record(call);
-    send(res, response);
+    try {
+      deps.afterCall(req.headers.authorization ?? '', call);
+    } catch (error) {
+      // The response is out; a failure here must not cut the client's keep-alive connection.
+      log.error({ err: describeError(error) }, 'simulator after-call change failed');
+    }
   };
 
   const control = (req: IncomingMessage, res: ServerResponse, url: URL, body: string | null) => {
@@ -136,11 +150,16 @@ export function createSimulatorServer(deps: ServerDeps): Server {
       send(
         res,
         handleControl(deps.control, req.method ?? 'GET', path, url.searchParams, body ?? ''),
+        clock.now(),
       );
     } catch (error) {
       // World operations refuse bad input with a TransportError: that is the caller's mistake.
       const { message } = describeError(error);
-      send(res, json(isTransportError(error) ? 400 : 500, { message, code: 'simulator:error' }));
+      send(
+        res,
+        json(isTransportError(error) ? 400 : 500, { message, code: 'simulator:error' }),
+        clock.now(),
+      );
     }
   };
 
@@ -156,7 +175,7 @@ export function createSimulatorServer(deps: ServerDeps): Server {
     })().catch((error: unknown) => {
       log.error({ err: describeError(error) }, 'simulator request failed');
       if (!res.headersSent)
-        send(res, codedError(500, 'A server error occurred.', 'common:server_error'));
+        send(res, codedError(500, 'A server error occurred.', 'common:server_error'), clock.now());
       else res.destroy();
     });
   });

@@ -3,7 +3,9 @@
  * order of service-api.md. Members the model holds come from it (patient, locations, times,
  * responder, and the configurable fields whose names are data members); the rest are drawn once
  * per request (webhook-extras.ts). Timestamps use the request's own wire style, as the detail does.
+ * A drifting request (drift.ts) sends its flags in their old string form and undocumented members.
  */
+import { driftWebhookData, type DriftProfile } from './drift.js';
 import type { JsonValue, SimAccount, SimLocation, SimRequest } from './model.js';
 import { eventMs, formatTimestamp } from './serialize.js';
 
@@ -25,12 +27,14 @@ export interface DataContext {
   extras: Members;
   /** The other leg of a round trip, if any. */
   otherLeg: SimRequest | null;
+  /** The request's drift when it applies (World.driftOf); none when absent. */
+  drift?: DriftProfile | null;
 }
 
 /** The data object of `request` as it is now. */
 export function toWebhookData(
   request: SimRequest,
-  { account, extras, otherLeg }: DataContext,
+  { account, extras, otherLeg, drift = null }: DataContext,
 ): Members {
   const ts = (ms: number | null) => (ms === null ? null : formatTimestamp(ms, request.style));
   const fields: Members = { ...request.patientFields, ...request.requestFields };
@@ -43,7 +47,7 @@ export function toWebhookData(
   const kg = typeof fields.patient_weight_kg === 'number' ? fields.patient_weight_kg : null;
   const user = request.user;
   const x = (name: string): JsonValue => extras[name] ?? null;
-  return {
+  const data: Members = {
     service_request_id: request.id,
     request_current_state: request.state,
     change_request_enabled: request.state === 'accepted',
@@ -176,6 +180,7 @@ export function toWebhookData(
     override_reason: x('override_reason'),
     dry_run_reason: request.progress === 'dry_run' ? ['Patient not ready'] : null,
   };
+  return driftWebhookData(data, drift);
 }
 
 /** The webhook Location object: the detail's members without the id. */

@@ -117,6 +117,7 @@ export function createEventFactory({
         account: world.accountOf(request),
         extras: extrasOf(request),
         otherLeg: otherLegOf(request),
+        drift: world.driftOf(request),
       });
     },
     /** The v2.0 envelope for a mutation, data as of now (null when unavailable). */

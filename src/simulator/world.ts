@@ -1,6 +1,7 @@
 /**
  * The simulator's state and truth: accounts and requests, and the primitive that changes a request
- * (`apply`), which always moves last_updated strictly forward and emits one mutation summary.
+ * (`apply`), which sets last_updated as the roughness says (to the second, or strictly forward)
+ * and emits one mutation summary.
  * The named changes (`setAgreedTime`, `makeUnavailable`, ...) are also the API tests use to make a
  * specific mutation happen; they behave as if the service (the requester) made the change.
  */
@@ -8,6 +9,7 @@ import type { Clock } from '../clock.js';
 import { TransportError } from '../errors.js';
 import { isoFromMs, normalizeTimestamp } from '../time.js';
 import { DISPATCHERS, SERVICE_TYPE_BY_LEVEL } from './catalog.js';
+import { activeDrift, type DriftProfile } from './drift.js';
 import { editedNote, generatePatientFields, generateRequestFields } from './fields.js';
 import { generateFresh, generateRequests } from './generator.js';
 import type { GeneratorContext } from './request-builder.js';
@@ -22,6 +24,7 @@ import type {
 } from './model.js';
 import { facilityLocation, generateAccounts, homeLocation } from './places.js';
 import type { Random } from './random.js';
+import type { Roughness } from './roughness.js';
 import { quantize, stepMs, toTruth } from './serialize.js';
 
 /** What an edit changes. */
@@ -37,6 +40,12 @@ export interface AddRequestsOptions {
   roundTrip?: boolean;
 }
 
+/** Options for `createRequests`. */
+export interface CreateRequestsOptions extends AddRequestsOptions {
+  /** Draw the new requests from this stream instead of the world's, leaving the seed's data as is. */
+  rng?: Random;
+}
+
 /** The simulator's state; every change goes through `apply` and is emitted. */
 export interface World {
   readonly accounts: ReadonlyMap<string, SimAccount>;
@@ -50,7 +59,9 @@ export interface World {
   accountOf(request: SimRequest): SimAccount;
   /** What a perfect mirror should hold. */
   truth(): TruthRecord[];
-  /** Runs `change` on the request, moves last_updated strictly forward and emits a summary. */
+  /** The request's drift profile when drift applies to it at the current rate, else null. */
+  driftOf(request: SimRequest): DriftProfile | null;
+  /** Runs `change` on the request, sets last_updated (see Roughness) and emits a summary. */
   apply(
     id: string,
     kind: MutationKind,
@@ -70,7 +81,7 @@ export interface World {
   /** New requests created now; returns their ids. */
   addRequests(n: number, options?: AddRequestsOptions): string[];
   /** As `addRequests`, returning the emitted 'created' summaries. */
-  createRequests(n: number, options?: AddRequestsOptions): MutationSummary[];
+  createRequests(n: number, options?: CreateRequestsOptions): MutationSummary[];
 }
 
 /** Builds the world and its initial population from `rng`. */
@@ -80,14 +91,17 @@ export function createWorld(options: {
   requests: number;
   pastDays: number;
   futureDays: number;
+  /** The roughness in effect, read at each use so that changes apply at once. */
+  roughness: () => Roughness;
   emit: (summary: MutationSummary) => void;
 }): World {
-  const { clock, emit } = options;
+  const { clock, emit, roughness } = options;
   const rng = options.rng.fork(1);
   const editRng = options.rng.fork(2);
   const accounts = generateAccounts(rng);
   const ctx: GeneratorContext = {
     rng,
+    driftRng: options.rng.fork(3),
     accounts,
     usedIds: new Set(),
     pastDays: options.pastDays,
@@ -127,16 +141,13 @@ export function createWorld(options: {
     get: (id) => requests.get(id),
     all: () => [...requests.values()],
     accountOf,
-    truth: () => [...requests.values()].map((r) => toTruth(r, accountOf(r))),
+    truth: () => [...requests.values()].map((r) => toTruth(r, accountOf(r), world.driftOf(r))),
+    driftOf: (request) => activeDrift(request.drift, roughness().driftRate),
     apply(id, kind, change, { origin = 'service', reason } = {}) {
       const request = mustGet(id);
       change(request);
       const nowMs = clock.now();
-      // Strictly later than before even when the clock has not moved: a mirror compares
-      // last_updated for equality, so an unchanged value would hide this change.
-      let next = quantize(nowMs, request.style);
-      if (next <= request.lastUpdatedMs) next = request.lastUpdatedMs + stepMs(request.style);
-      request.lastUpdatedMs = next;
+      request.lastUpdatedMs = nextLastUpdated(request, nowMs, roughness().lastUpdated);
       const summary = summarize(request, kind, nowMs, origin, reason);
       emit(summary);
       return summary;
@@ -184,9 +195,10 @@ export function createWorld(options: {
     },
     addRequests: (n, opts) => world.createRequests(n, opts).map((s) => s.requestId),
     createRequests: (n, opts = {}) => {
+      const source = opts.rng ? { ...ctx, rng: opts.rng } : ctx;
       const out: MutationSummary[] = [];
       for (let i = 0; i < n; i += 1) {
-        const fresh = generateFresh(ctx, clock.now(), {
+        const fresh = generateFresh(source, clock.now(), {
           state: opts.state,
           pickupMs: opts.eventAt === undefined ? undefined : toMs(opts.eventAt),
           roundTrip: opts.roundTrip,
@@ -203,6 +215,22 @@ export function createWorld(options: {
     },
   };
   return world;
+}
+
+/**
+ * The last_updated an edit at `nowMs` writes. 'second' is what the real service does: written to
+ * the whole second (whatever the record's style), so a second edit within the same clock second
+ * leaves it unchanged and a mirror comparing it for equality misses that edit. 'strict' moves it
+ * forward even when the clock has not moved, so every change is visible to such a mirror.
+ */
+function nextLastUpdated(
+  request: SimRequest,
+  nowMs: number,
+  mode: Roughness['lastUpdated'],
+): number {
+  if (mode === 'second') return Math.max(request.lastUpdatedMs, Math.floor(nowMs / 1000) * 1000);
+  const next = quantize(nowMs, request.style);
+  return next > request.lastUpdatedMs ? next : request.lastUpdatedMs + stepMs(request.style);
 }
 
 function summarize(

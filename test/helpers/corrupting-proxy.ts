@@ -31,8 +31,11 @@ export async function startCorruptingProxy(
       if (changed !== undefined)
         text = typeof changed === 'string' ? changed : JSON.stringify(changed);
     }
+    // The service's Date header passes through: it is its clock the mirror settles reads on.
+    const date = upstream.headers.get('date');
     res.writeHead(upstream.status, {
       'content-type': upstream.headers.get('content-type') ?? 'application/json',
+      ...(date && { date }),
     });
     res.end(text);
   });

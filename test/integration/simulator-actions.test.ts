@@ -7,7 +7,8 @@ const HOUR = 3_600_000;
 describe('simulator provider actions', () => {
   let s: Started;
   beforeAll(async () => {
-    s = await startSimulator({ seed: 11, requests: 60 });
+    // The clock stands still here: only strict last_updated moves on every action.
+    s = await startSimulator({ seed: 11, requests: 60, roughness: { lastUpdated: 'strict' } });
   });
   afterAll(() => s.sim.close());
 

@@ -12,7 +12,8 @@ import { call, getToken, startSimulator, type Started } from './simulator-helper
 describe('simulator control endpoints', () => {
   let s: Started;
   beforeAll(async () => {
-    s = await startSimulator({ seed: 21, requests: 40 });
+    // No double edits: POST /_sim/mutate/?count=N then answers exactly N summaries.
+    s = await startSimulator({ seed: 21, requests: 40, roughness: { doubleEditRate: 0 } });
   });
   afterAll(() => s.sim.close());
 

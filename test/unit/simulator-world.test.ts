@@ -4,6 +4,7 @@ import { SERVICE_LEVELS } from '../../src/simulator/catalog.js';
 import {
   createSimulator,
   type MutationSummary,
+  type Roughness,
   type TruthRecord,
 } from '../../src/simulator/index.js';
 
@@ -15,16 +16,17 @@ function frozenClock(ms = T0): Clock & { set(ms: number): void } {
   return { now: () => now, sleep: async () => undefined, set: (next) => (now = next) };
 }
 
-const build = (seed: number, requests = 200) =>
-  createSimulator({ seed, requests, clock: frozenClock() });
+const build = (seed: number, requests = 200, roughness: Partial<Roughness> = {}) =>
+  createSimulator({ seed, requests, clock: frozenClock(), roughness });
 
 describe('simulator data generation', () => {
-  const truth = build(1).truth();
+  // The documented shape: no drifting records.
+  const truth = build(1, 200, { driftRate: 0 }).truth();
   const details = truth.map((t) => t.detail as Record<string, unknown>);
 
   it('is deterministic: same seed, same data; another seed, other data', () => {
-    expect(build(1).truth()).toEqual(truth);
-    expect(build(2).truth()).not.toEqual(truth);
+    expect(build(1, 200, { driftRate: 0 }).truth()).toEqual(truth);
+    expect(build(2, 200, { driftRate: 0 }).truth()).not.toEqual(truth);
   });
 
   it('generates the requested number of requests with unique 8-character ids', () => {
@@ -160,7 +162,7 @@ describe('simulator mutations', () => {
   });
 
   it('move last_updated strictly forward even when the clock stands still, and emit events', () => {
-    const sim = build(4, 100);
+    const sim = build(4, 100, { lastUpdated: 'strict' });
     const emitted: MutationSummary[] = [];
     sim.events.on('mutation', (m: MutationSummary) => emitted.push(m));
     const last = new Map(sim.truth().map((t) => [t.requestId, t.lastUpdatedTimestampUtc]));
