@@ -7,6 +7,7 @@ import { changeRequestCommand } from './change-request.js';
 import { declineCommand } from './decline.js';
 import { demoCommand } from './demo.js';
 import { doctorCommand } from './doctor.js';
+import { gapsCommand } from './gaps.js';
 import { EXIT, usageError, type CliIo, type Command } from './command.js';
 import { migrateCommand } from './migrate.js';
 import { locationsCommand } from './locations.js';
@@ -31,6 +32,7 @@ const COMMANDS: Command[] = [
   changeRequestCommand,
   bestTimeCommand,
   statusCommand,
+  gapsCommand,
   doctorCommand,
   backupCommand,
   pruneCommand,

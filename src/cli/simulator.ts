@@ -1,6 +1,11 @@
 import { TransportError } from '../errors.js';
 import { createLogger } from '../log.js';
-import { createSimulator } from '../simulator/index.js';
+import {
+  createSimulator,
+  V1_ENDPOINTS,
+  DEFAULT_ROUGHNESS,
+  type Roughness,
+} from '../simulator/index.js';
 import {
   EXIT,
   parseCommandArgs,
@@ -14,8 +19,13 @@ const USAGE = `Usage: transport-sync simulator [options]
 
 Runs the built-in simulator of the transport-request service until Ctrl-C (SIGINT or SIGTERM).
 One URL serves as auth_url, hub_url and base_url. Client id demo-client, secret demo-secret.
-Control endpoints for tests: GET /_sim/truth/, /_sim/calls/, /_sim/actions/; POST
-/_sim/mutate/?count=N, /_sim/stop-mutating/, /_sim/faults/ (JSON), /_sim/reset-calls/.
+Control endpoints for tests: GET /_sim/truth/, /_sim/calls/, /_sim/actions/, /_sim/roughness/;
+POST /_sim/mutate/?count=N, /_sim/stop-mutating/, /_sim/faults/ (JSON), /_sim/roughness/ (JSON),
+/_sim/reset-calls/.
+
+By default the simulator is at least as rough as the real service: last_updated is written to
+the second, records move while a client pages, some records drift from the documented shape and
+some edits come twice in the same second. The last four options below turn each of these off.
 
 Options:
   --port N             port to listen on (default 8080; 0 picks a free one)
@@ -34,7 +44,19 @@ Options:
                        retried at once, after 8 s and after 64 s
   --webhook-public-key-file FILE
                        where to write the public key (PEM) of the key pair generated to sign
-                       them; required with --webhook-url (TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE)`;
+                       them; required with --webhook-url (TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE)
+  --strict-last-updated
+                       move last_updated forward on every change, even within one second
+                       (default: written to the second, as the real service does)
+  --paging-churn RATE  chance, 0 to 1, that a record moves at each page of a full-list read
+                       (default 0.3; 0 turns it off)
+  --drift-rate RATE    share of requests, 0 to 1, whose records lack a documented member, carry
+                       an undocumented one, or send webhook flags as "Yes"/"No" (default 0.1)
+  --double-edit-rate RATE
+                       chance, 0 to 1, that a random edit comes twice in the same instant
+                       (default 0.3)
+  --retire-v1          answer 410 on every v1.0 endpoint (lists, detail, v1.0 location
+                       update, account), as the real service has since 2026-08-12`;
 
 /** Resolves when the process is asked to stop (SIGINT or SIGTERM). */
 function waitForSignal(): Promise<void> {
@@ -49,11 +71,11 @@ function waitForSignal(): Promise<void> {
   });
 }
 
-function parseRate(value: string | undefined): number {
-  if (value === undefined) return 0;
+function parseRate(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
   const rate = Number(value);
   if (value.trim() === '' || !Number.isFinite(rate) || rate < 0 || rate > 1) {
-    throw usageError(`--fault-rate must be a number from 0 to 1, got "${value}"`);
+    throw usageError(`--${name} must be a number from 0 to 1, got "${value}"`);
   }
   return rate;
 }
@@ -95,9 +117,20 @@ export function createSimulatorCommand(waitForStop: () => Promise<void> = waitFo
         'fault-rate': { type: 'string' },
         'webhook-url': { type: 'string' },
         'webhook-public-key-file': { type: 'string' },
+        'strict-last-updated': { type: 'boolean' },
+        'paging-churn': { type: 'string' },
+        'drift-rate': { type: 'string' },
+        'double-edit-rate': { type: 'string' },
+        'retire-v1': { type: 'boolean' },
       });
-      const int = (name: string, min: number, max: number, fallback: number) =>
-        parseIntegerFlag(name, values[name as keyof typeof values], { min, max, fallback });
+      const int = (name: string, min: number, max: number, fallback: number) => {
+        const raw = values[name as keyof typeof values];
+        return parseIntegerFlag(name, typeof raw === 'string' ? raw : undefined, {
+          min,
+          max,
+          fallback,
+        });
+      };
       const port = int('port', 0, 65_535, 8080);
       const requests = int('requests', 0, 200_000, 200);
       const seed = int('seed', 0, 2 ** 31, 1);
@@ -106,7 +139,21 @@ export function createSimulatorCommand(waitForStop: () => Promise<void> = waitFo
       const mutateEvery = int('mutate-every', 0, 3_600_000, 0);
       const perTick = int('mutate-per-tick', 1, 10_000, 3);
       const latencyMs = int('latency', 0, 600_000, 0);
-      const faultRate = parseRate(values['fault-rate']);
+      const faultRate = parseRate('fault-rate', values['fault-rate'], 0);
+      const roughness = {
+        lastUpdated: values['strict-last-updated'] ? 'strict' : DEFAULT_ROUGHNESS.lastUpdated,
+        pagingChurnRate: parseRate(
+          'paging-churn',
+          values['paging-churn'],
+          DEFAULT_ROUGHNESS.pagingChurnRate,
+        ),
+        driftRate: parseRate('drift-rate', values['drift-rate'], DEFAULT_ROUGHNESS.driftRate),
+        doubleEditRate: parseRate(
+          'double-edit-rate',
+          values['double-edit-rate'],
+          DEFAULT_ROUGHNESS.doubleEditRate,
+        ),
+      } satisfies Roughness;
       const host = values.host ?? '127.0.0.1';
       if (host.trim() === '') throw usageError('--host must not be empty');
       const webhooks = parseWebhookFlags(values['webhook-url'], values['webhook-public-key-file']);
@@ -118,7 +165,14 @@ export function createSimulatorCommand(waitForStop: () => Promise<void> = waitFo
         pageSize,
         tokenTtlSec,
         latencyMs,
-        faults: { errorRate: share, rateLimitRate: share, dropRate: share, truncateRate: share },
+        faults: {
+          errorRate: share,
+          rateLimitRate: share,
+          dropRate: share,
+          truncateRate: share,
+          ...(values['retire-v1'] && { gone: [...V1_ENDPOINTS] }),
+        },
+        roughness,
         webhooks,
         log: createLogger({ level: io.env.LOG_LEVEL ?? 'warn', destination: io.stderr }),
       });

@@ -7,16 +7,20 @@ import { DB_FLAG, EXIT, parseCommandArgs, parseIntegerFlag, type Command } from 
 /** `transport-sync status`: how fresh the mirror is, and why not; exit 1 when stale. */
 export const statusCommand: Command = {
   name: 'status',
-  summary: 'Show how fresh the mirror is and what the last runs did (exit 1 when stale)',
+  summary:
+    'Show how fresh the mirror is, what the last runs did, and intake gaps (exit 1 when stale or a gap is unreviewed)',
   usage: `Usage: transport-sync status [--json] [--runs N] [--db PATH]
 
 Reads the database (read-only, never migrates) and prints the last successful cycle and its
 age, the last N runs (default 5) with their counts and errors, requests by state, unavailable
 and quarantined counts, webhook events received and pending, the outbox, the database size and
-schema version. --json prints one JSON object with stable snake_case keys (see the README).
-The mirror is stale when no cycle has succeeded yet, or the last success is older than
-TRANSPORT_STALE_AFTER_CYCLES poll intervals (the interval comes from TRANSPORT_POLL_CRON).
-Exit codes: 0 fresh, 1 stale, never synced or no database, 2 bad usage or configuration.`,
+schema version, how data comes in (mode), webhook silence, and the last intake gaps with the
+requests at risk from each unreviewed one. --json prints one JSON object with stable snake_case
+keys (see the README). The mirror is stale when polling runs and no cycle has succeeded yet, or
+the last success is older than TRANSPORT_STALE_AFTER_CYCLES poll intervals (the interval comes
+from TRANSPORT_POLL_CRON).
+Exit codes: 0 fresh, 1 stale, never synced, no database, or an intake gap longer than the
+service's retries not yet acknowledged (transport-sync gaps --ack), 2 bad usage or configuration.`,
   async run(argv, io) {
     const { values } = parseCommandArgs(argv, {
       ...DB_FLAG,
@@ -40,20 +44,25 @@ Exit codes: 0 fresh, 1 stale, never synced or no database, 2 bad usage or config
         pollCron,
         staleAfterCycles: config.staleAfterCycles,
         isPollingOn: config.isPollingOn,
+        pollMode: config.pollMode,
+        hasWebhooks: Boolean(config.webhookListen),
+        silence: { minutes: config.webhookSilenceMinutes, hours: config.webhookSilenceHours },
         runs,
       });
     } finally {
       db.close();
     }
     io.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report));
-    return report.is_stale ? EXIT.failure : EXIT.ok;
+    return report.is_stale || report.intake_gaps.unreviewed > 0 ? EXIT.failure : EXIT.ok;
   },
 };
 
 /** The human form: a headline an operator reads first, then one line per area. */
 export function formatStatus(report: StatusReport): string {
   const headline = !report.is_polling_on
-    ? 'polling off (webhooks only)'
+    ? report.polling_retired_at
+      ? `webhooks only: the service's polling API is gone since ${report.polling_retired_at}`
+      : 'polling off (webhooks only)'
     : report.last_success_at === null
       ? 'STALE: no poll cycle has succeeded yet'
       : report.is_stale
@@ -68,15 +77,48 @@ export function formatStatus(report: StatusReport): string {
     .join(', ');
   const lines = [
     `transport-sync status: ${headline}`,
+    `  mode            ${report.mode}`,
     `  last success    ${success}; stale after ${report.stale_after_seconds} s (poll interval ${report.poll_interval_seconds} s)`,
     `  requests        ${report.requests_total}${states ? ` (${states})` : ''}, unavailable ${report.unavailable}`,
     `  quarantined     ${report.quarantined}`,
+    `  schema drift    ${formatDrift(report)}`,
     `  webhook events  ${report.webhook_events.received} received, ${report.webhook_events.pending} pending, ${report.webhook_events.failed} failed`,
     `  outbox          ${report.outbox.pending} pending, ${report.outbox.failed} failed`,
     `  database        ${report.database_path} (${formatBytes(report.database_bytes)}, WAL ${formatBytes(report.wal_bytes)}), schema version ${report.schema_version} of ${report.known_schema_version}`,
   ];
+  if (report.webhook_silence.is_silent)
+    lines.push(
+      `  WEBHOOK SILENCE no delivery for ${report.webhook_silence.silence_minutes} min or more (last ${report.webhook_silence.last_delivery_at ?? 'never'})`,
+    );
+  lines.push(...formatGaps(report));
   if (report.last_runs.length > 0) lines.push('last runs:', ...report.last_runs.map(formatRun));
   return `${lines.join('\n')}\n`;
+}
+
+function formatGaps({ intake_gaps: gaps }: StatusReport): string[] {
+  if (gaps.last.length === 0) return [];
+  const lines = [
+    gaps.unreviewed > 0
+      ? `intake gaps: ${gaps.unreviewed} UNREVIEWED (events may be lost; check the requests below with the service, then run transport-sync gaps --ack):`
+      : 'intake gaps:',
+  ];
+  for (const gap of gaps.last) {
+    const mark = gap.is_alarmed ? (gap.reviewed_at ? 'reviewed' : 'UNREVIEWED') : 'within retries';
+    lines.push(
+      `  #${gap.gap_id} ${gap.started_at} to ${gap.ended_at} (${gap.seconds.toFixed(0)} s, ${gap.reason}): ${mark}`,
+    );
+    if (gap.request_ids.length > 0)
+      lines.push(`      at risk (${gap.requests_at_risk}): ${gap.request_ids.join(' ')}`);
+  }
+  return lines;
+}
+
+function formatDrift({ schema_drift: drift }: StatusReport): string {
+  if (drift.rows === 0) return 'none';
+  return (
+    `${drift.members} members (${drift.missing} missing, ${drift.type} retyped, ` +
+    `${drift.unknown} unknown), last seen ${drift.last_seen_at}; see the schema_drift table`
+  );
 }
 
 function formatRun(run: StatusRun): string {
@@ -85,7 +127,7 @@ function formatRun(run: StatusRun): string {
     `  #${run.run_id} ${run.kind} ${run.status} at ${run.started_at} (${took}): ` +
     `${run.requests_seen} seen, ${run.requests_new} new, ${run.requests_changed} changed, ` +
     `${run.requests_unavailable} unavailable, ${run.requests_failed} failed, ` +
-    `${run.requests_quarantined} quarantined; ${run.list_calls} list, ${run.detail_calls} detail calls, ` +
+    `${run.requests_quarantined} quarantined, ${run.schema_drift} drifted members; ${run.list_calls} list, ${run.detail_calls} detail calls, ` +
     `${run.retries} retries`;
   return run.error ? `${line}\n      error: ${run.error}` : line;
 }

@@ -17,7 +17,11 @@ export interface Config {
   concurrency: number;
   rateLimitPerSec: number;
   pollCron: string;
+  /** TRANSPORT_POLL: auto (poll while v1.0 answers), on or off. */
+  pollMode: 'auto' | 'on' | 'off';
+  /** pollMode is not off. */
   isPollingOn: boolean;
+  schemaPolicy: 'evolve' | 'strict';
   httpTimeoutMs: number;
   cycleDeadlineMs: number;
   logLevel: string;
@@ -28,6 +32,17 @@ export interface Config {
   webhookPublicKeyFile?: string;
   isWebhookUnsignedAllowed: boolean;
   webhookMaxBodyBytes: number;
+  webhookTlsCertFile?: string;
+  webhookTlsKeyFile?: string;
+  /** Unset: deliveries from any source. */
+  webhookAllowFrom?: string[];
+  trustedProxies?: string[];
+  webhookMaxConnectionsPerSource: number;
+  intakeGapAlarmSeconds: number;
+  webhookSilenceMinutes: number;
+  /** Local hours [from, to) in which deliveries are expected. */
+  webhookSilenceHours: [number, number];
+  locationsApi: 'v2' | 'v1';
   outboxIntervalMs: number;
   /** Unset: no monitoring endpoint. */
   httpListen?: string;
@@ -73,6 +88,13 @@ export function loadConfig({ env, needsService, overrides = {} }: LoadOptions): 
     const secret = resolveSecret(env, problems);
     if (secret !== undefined) values.clientSecret = secret;
   }
+
+  if (Boolean(values.webhookTlsCertFile) !== Boolean(values.webhookTlsKeyFile)) {
+    problems.push(
+      `${SETTINGS.webhookTlsCertFile.env} and ${SETTINGS.webhookTlsKeyFile.env} go together: set both or neither`,
+    );
+  }
+  values.isPollingOn = values.pollMode !== 'off';
 
   if (problems.length > 0) {
     throw new TransportError({

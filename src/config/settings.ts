@@ -68,6 +68,28 @@ const onOff = z
   .pipe(z.enum(['on', 'off', 'true', 'false', '1', '0'], { error: 'must be on or off' }))
   .transform((text) => text === 'on' || text === 'true' || text === '1');
 
+/** An IPv4 or IPv6 CIDR, or a bare address (a /32 or /128). */
+const CIDR = /^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:.]*:[0-9a-fA-F:.]*)(?:\/\d{1,3})?$/;
+
+const cidrList = z
+  .string()
+  .transform((text) =>
+    text
+      .split(',')
+      .map((part) => part.trim())
+      .filter(Boolean),
+  )
+  .pipe(z.array(z.string().regex(CIDR, 'must be comma-separated CIDRs, e.g. 203.0.113.0/24')));
+
+const hourRange = z
+  .string()
+  .regex(/^\d{2}-\d{2}$/, 'must be HH-HH, e.g. 06-20')
+  .transform((text) => text.split('-').map(Number) as [number, number])
+  .refine(
+    ([from, to]) => from <= 23 && to <= 24 && from < to,
+    'must be HH-HH with from < to, within 00-24',
+  );
+
 function setting<T>(definition: Setting<T>): Setting<T> {
   return definition;
 }
@@ -157,11 +179,32 @@ export const SETTINGS = {
       'When the daemon polls: a cron pattern, seconds field allowed (default: every minute at second 0). Cycles never overlap.',
     schema: z.string().min(1, 'must be a cron pattern'),
   }),
-  isPollingOn: setting({
+  pollMode: setting({
     env: 'TRANSPORT_POLL',
-    defaultText: 'on',
-    description: 'on or off. off runs the daemon on webhooks alone.',
-    schema: onOff,
+    defaultText: 'auto',
+    description:
+      'auto, on or off. auto polls while the v1.0 list endpoints answer and switches to webhooks alone when they answer 404 or 410 as a whole (the service retired v1.0 on 2026-08-12), probing again once a day; on polls whatever they answer; off runs on webhooks alone.',
+    schema: z
+      .string()
+      .transform((text) => text.toLowerCase())
+      .pipe(
+        z.enum(['auto', 'on', 'off', 'true', 'false', '1', '0'], {
+          error: 'must be auto, on or off',
+        }),
+      )
+      .transform((text) =>
+        text === 'auto' ? 'auto' : text === 'on' || text === 'true' || text === '1' ? 'on' : 'off',
+      ),
+  }),
+  schemaPolicy: setting({
+    env: 'TRANSPORT_SCHEMA_POLICY',
+    defaultText: 'evolve',
+    description:
+      'A record with a member missing, retyped or unknown: evolve stores its valid members, NULL for the drifted ones, and records the drift in schema_drift; strict quarantines the whole record. A record without its id or state is quarantined under either.',
+    schema: z
+      .string()
+      .transform((text) => text.toLowerCase())
+      .pipe(z.enum(['evolve', 'strict'], { error: 'must be evolve or strict' })),
   }),
   httpTimeoutMs: setting({
     env: 'TRANSPORT_HTTP_TIMEOUT_MS',
@@ -211,6 +254,68 @@ export const SETTINGS = {
     description:
       'Set to 1 to accept unsigned webhooks when no public key is configured (tests and trials only; logged as a warning).',
     schema: onOff,
+  }),
+  webhookTlsCertFile: setting({
+    env: 'TRANSPORT_WEBHOOK_TLS_CERT_FILE',
+    description:
+      'PEM certificate (chain) for the webhook receiver: with the key file, the receiver speaks HTTPS (TLS 1.2 or later) itself. Re-read on SIGHUP and when the file changes.',
+    schema: z.string().min(1, 'must be a file path'),
+  }),
+  webhookTlsKeyFile: setting({
+    env: 'TRANSPORT_WEBHOOK_TLS_KEY_FILE',
+    description: 'PEM private key of TRANSPORT_WEBHOOK_TLS_CERT_FILE.',
+    schema: z.string().min(1, 'must be a file path'),
+  }),
+  webhookAllowFrom: setting({
+    env: 'TRANSPORT_WEBHOOK_ALLOW_FROM',
+    description:
+      'Comma-separated CIDRs (or addresses) the service delivers webhooks from, as it publishes them. Other sources are closed at accept or answered 403, and nothing they send is stored. Unset: any source (the signature still decides).',
+    schema: cidrList,
+  }),
+  trustedProxies: setting({
+    env: 'TRANSPORT_TRUSTED_PROXIES',
+    description:
+      'Comma-separated CIDRs of reverse proxies whose X-Forwarded-For names the real source for TRANSPORT_WEBHOOK_ALLOW_FROM. Unset: nobody is believed.',
+    schema: cidrList,
+  }),
+  webhookMaxConnectionsPerSource: setting({
+    env: 'TRANSPORT_WEBHOOK_MAX_CONNECTIONS_PER_SOURCE',
+    defaultText: '64',
+    description:
+      'Open connections one source address may hold at the webhook receiver; more are closed at accept, so one misbehaving peer cannot exhaust the descriptors.',
+    schema: wholeNumber(1, 100_000),
+  }),
+  intakeGapAlarmSeconds: setting({
+    env: 'TRANSPORT_INTAKE_GAP_ALARM_SECONDS',
+    defaultText: '90',
+    description:
+      'A stretch longer than this in which the receiver could not accept or store webhooks may have lost events (the service retries for about 64 s, then drops them): it is alarmed in the log, status and metrics until `transport-sync gaps --ack`. Shorter gaps are recorded only.',
+    schema: wholeNumber(1, 86_400),
+  }),
+  webhookSilenceMinutes: setting({
+    env: 'TRANSPORT_WEBHOOK_SILENCE_MINUTES',
+    defaultText: '0',
+    description:
+      'No webhook delivery for this many minutes within TRANSPORT_WEBHOOK_SILENCE_HOURS is shown in status and /metrics as silence (0: off).',
+    schema: wholeNumber(0, 10_080),
+  }),
+  webhookSilenceHours: setting({
+    env: 'TRANSPORT_WEBHOOK_SILENCE_HOURS',
+    defaultText: '00-24',
+    description:
+      'Local hours HH-HH in which deliveries are expected, for TRANSPORT_WEBHOOK_SILENCE_MINUTES (e.g. 06-20).',
+    schema: hourRange,
+  }),
+  locationsApi: setting({
+    env: 'TRANSPORT_LOCATIONS_API',
+    defaultText: 'v2',
+    description:
+      'Where GPS samples go, for the locations command and the outbox alike: v2 sends to {hub_url}/openapi/v2.0/requests/{id}/locations/ (v1.0 was retired on 2026-08-12); v1 to {base_url}/openapi/v1.0/requests/{id}/locations/.',
+    schema: z
+      .string()
+      .transform((text) => text.toLowerCase())
+      .pipe(z.enum(['v2', 'v1'], { error: 'must be v2 or v1' })),
+    isServiceSetting: true,
   }),
   webhookMaxBodyBytes: setting({
     env: 'TRANSPORT_WEBHOOK_MAX_BODY_BYTES',

@@ -44,7 +44,7 @@ export function createSyncContext({
   hooks?: Pick<ServiceClientOptions, 'onCall' | 'onRetry' | 'onRateLimitedMs'>;
 }): SyncContext {
   const db = openDatabase({ path: config.dbPath });
-  const store = createStore({ db, clock });
+  const store = createStore({ db, clock, log });
   const calls = createCallTally();
   const client = createServiceClient({
     authUrl: config.authUrl,
@@ -57,6 +57,8 @@ export function createSyncContext({
     concurrency: config.concurrency,
     rateLimitPerSec: config.rateLimitPerSec,
     timeouts: { attemptMs: config.httpTimeoutMs },
+    schemaPolicy: config.schemaPolicy,
+    locationsApi: config.locationsApi,
     onCall: (event) => {
       calls.record(event);
       hooks.onCall?.(event);

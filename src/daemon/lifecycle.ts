@@ -8,6 +8,8 @@ import { createSyncContext, type SyncContext } from './context.js';
 import { acquireOwnerLease } from './owner-lease.js';
 import { startOutboxDrainer } from '../outbox/index.js';
 import { startWebhookService } from '../webhooks/index.js';
+import { startIntakeLedger } from './intake-ledger.js';
+import { createPollGate } from './poll-gate.js';
 import { createScheduler, parseCronPattern } from './scheduler.js';
 
 /** How long a graceful stop may take before the process is ended regardless. */
@@ -32,6 +34,7 @@ export async function startDaemon({
   log,
   version,
   onCycle,
+  onWebhook,
   env = process.env,
 }: {
   config: Config;
@@ -41,6 +44,8 @@ export async function startDaemon({
   env?: NodeJS.ProcessEnv;
   /** Called after each poll cycle (the demo prints it). */
   onCycle?: (result: CycleResult, context: SyncContext) => void;
+  /** Called with each webhook event's outcome (the demo counts them). */
+  onWebhook?: (outcome: string) => void;
 }): Promise<Daemon> {
   const pattern = parseCronPattern(config.pollCron);
   log.info({ version, config: redactConfig(config) }, 'transport-sync starting');
@@ -71,17 +76,26 @@ export async function startDaemon({
     if (closed > 0) log.warn({ runs: closed }, 'closed runs left running by a killed process');
   };
 
+  const gate = createPollGate({
+    mode: config.pollMode,
+    store,
+    clock: context.clock,
+    log: log.child({ area: 'sync' }),
+  });
   const scheduler = createScheduler({
     pattern,
     deadlineMs: config.cycleDeadlineMs,
     log: log.child({ area: 'scheduler' }),
     task: async (signal) => {
+      // Retired polling API: no cycle but the daily probe; the loop still counts as progressing.
+      if (!gate.shouldPoll()) return true;
       closeAbandonedRuns();
       const startedAt = Date.now();
       const result = await runPollCycle(context.pollDeps, signal);
+      gate.observe(result);
       ops.metrics.observeCycle(result, Date.now() - startedAt);
       onCycle?.(result, context);
-      return result.isListComplete;
+      return result.isListComplete || result.isPollingRetired;
     },
   });
   if (config.isPollingOn) {
@@ -134,11 +148,25 @@ export async function startDaemon({
         client: context.client,
         log,
         clock: context.clock,
-        pollingIsOn: config.isPollingOn,
+        pollingIsOn: gate.isPolling(),
         ...(isSharedWithWebhooks && { fallback: routes }),
-        onOutcome: (outcome) => ops.metrics.recordWebhook(outcome),
+        onOutcome: (outcome) => {
+          ops.metrics.recordWebhook(outcome);
+          onWebhook?.(outcome);
+        },
       });
-      releasers.push(() => webhooks.stop());
+      const ledger = startIntakeLedger({
+        store,
+        clock: context.clock,
+        log: log.child({ area: 'webhooks' }),
+        alarmSeconds: config.intakeGapAlarmSeconds,
+      });
+      // The last heartbeat is written once the receiver has closed, after the last delivery it
+      // stored: the next gap starts where intake really stopped.
+      releasers.push(async () => {
+        await webhooks.stop();
+        ledger.stop();
+      });
     } else if (!config.isPollingOn) {
       log.warn('neither polling nor webhooks: only the outbox is served');
     }

@@ -75,6 +75,9 @@ export function createDaemonOps({
         sqlite: db.sqlite,
         dbPath: db.path,
         now: clock.now,
+        pollMode: config.pollMode,
+        hasWebhooks: Boolean(config.webhookListen),
+        silence: { minutes: config.webhookSilenceMinutes, hours: config.webhookSilenceHours },
       });
       const readiness = createReadiness({
         sqlite: db.sqlite,

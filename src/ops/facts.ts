@@ -12,11 +12,50 @@ export interface MirrorFacts {
   /** Requests the service stopped showing us (unavailable_at set). */
   unavailable: number;
   quarantined: number;
+  /** schema_drift rows: members seen differing from the documented shape, by problem. */
+  schemaDrift: SchemaDriftFacts;
   webhookEvents: { received: number; pending: number; failed: number };
   outbox: {
     locations: { pending: number; failed: number };
     actions: { pending: number; failed: number };
   };
+}
+
+/** What schema_drift holds: rows by problem, how many members, and when drift was last seen. */
+export interface SchemaDriftFacts {
+  rows: number;
+  members: number;
+  missing: number;
+  type: number;
+  unknown: number;
+  last_seen_at: string | null;
+}
+
+function readSchemaDrift(sqlite: Database.Database, tables: ReadonlySet<string>): SchemaDriftFacts {
+  const facts: SchemaDriftFacts = {
+    rows: 0,
+    members: 0,
+    missing: 0,
+    type: 0,
+    unknown: 0,
+    last_seen_at: null,
+  };
+  if (!tables.has('schema_drift')) return facts;
+  const byProblem = sqlite
+    .prepare('SELECT problem, count(*) AS n FROM schema_drift GROUP BY problem')
+    .all() as { problem: string; n: number }[];
+  for (const { problem, n } of byProblem) {
+    facts.rows += n;
+    if (problem === 'missing' || problem === 'type' || problem === 'unknown') facts[problem] = n;
+  }
+  const summary = sqlite
+    .prepare(
+      'SELECT count(DISTINCT member) AS members, max(last_seen_at) AS last FROM schema_drift',
+    )
+    .get() as { members: number; last: string | null };
+  facts.members = summary.members;
+  facts.last_seen_at = summary.last;
+  return facts;
 }
 
 /** Reads the facts in one read transaction, so the counts belong to one moment. */
@@ -55,6 +94,7 @@ export function readMirrorFacts(sqlite: Database.Database): MirrorFacts {
       requestsByState,
       unavailable: count('requests', 'unavailable_at IS NOT NULL'),
       quarantined: count('quarantine'),
+      schemaDrift: readSchemaDrift(sqlite, tables),
       webhookEvents: {
         received: count('webhook_events'),
         pending: count('webhook_events', 'processed_at IS NULL'),

@@ -1,5 +1,6 @@
 import { Cron } from 'croner';
 import type Database from 'better-sqlite3';
+import { readPollingRetiredAt } from './mode.js';
 import { LAST_SUCCESS_KEY } from '../sync/poll.js';
 
 /** How fresh the mirror is, and whether that counts as stale. */
@@ -125,10 +126,12 @@ export function createReadiness({
   isPollingOn: boolean;
 }): () => Readiness {
   return () => {
-    if (!isPollingOn) {
+    if (!isPollingOn || readPollingRetiredAt(sqlite) !== null) {
       return {
         ready: true,
-        reason: 'polling is off; freshness is not tracked',
+        reason: isPollingOn
+          ? "the service's polling API is retired: webhooks only; freshness is not tracked"
+          : 'polling is off; freshness is not tracked',
         lastSuccessAt: null,
         freshnessSeconds: null,
         staleAfterSeconds: null,

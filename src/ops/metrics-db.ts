@@ -2,12 +2,19 @@ import type Database from 'better-sqlite3';
 import { Gauge, type Registry } from 'prom-client';
 import { databaseBytes, readMirrorFacts, type MirrorFacts } from './facts.js';
 import { readLastSuccessAt } from './freshness.js';
+import { readWebhookSilence, type WebhookSilenceReport } from './intake.js';
+import { intakeMode, readPollingRetiredAt, type IntakeMode } from './mode.js';
+
+const INTAKE_MODES: readonly IntakeMode[] = ['polling+webhooks', 'webhooks-only', 'polling-only'];
 
 /** Every gauge of one scrape reads the same snapshot; a second scrape within this re-reads. */
 const SNAPSHOT_MS = 1000;
 
 interface Snapshot {
   facts: MirrorFacts;
+  retiredAt: string | null;
+  gaps: { unreviewed: number; alarmed: number; quiet: number };
+  silence: WebhookSilenceReport;
   lastSuccessMs: number | null;
   bytes: { database: number; wal: number };
 }
@@ -23,11 +30,19 @@ export function registerDbGauges({
   sqlite,
   dbPath,
   now = Date.now,
+  pollMode = 'on',
+  hasWebhooks = false,
+  silence = { minutes: 0, hours: [0, 24] },
 }: {
   registry: Registry;
   sqlite: Database.Database;
   dbPath: string;
   now?: () => number;
+  /** TRANSPORT_POLL, and whether a receiver runs: with sync_state, they give the mode. */
+  pollMode?: 'auto' | 'on' | 'off';
+  hasWebhooks?: boolean;
+  /** TRANSPORT_WEBHOOK_SILENCE_MINUTES and _HOURS. */
+  silence?: { minutes: number; hours: readonly [number, number] };
 }): void {
   let cached: { at: number; value: Snapshot } | undefined;
   const snapshot = (): Snapshot => {
@@ -37,6 +52,9 @@ export function registerDbGauges({
     const parsed = last === null ? Number.NaN : Date.parse(last);
     const value = {
       facts: readMirrorFacts(sqlite),
+      retiredAt: readPollingRetiredAt(sqlite),
+      gaps: countGaps(sqlite),
+      silence: readWebhookSilence(sqlite, { ...silence, nowMs: at }),
       lastSuccessMs: Number.isFinite(parsed) ? parsed : null,
       bytes: databaseBytes(dbPath),
     };
@@ -73,6 +91,54 @@ export function registerDbGauges({
     'Requests the service stopped showing us.',
     (s) => s.facts.unavailable,
   );
+  new Gauge({
+    name: 'transport_sync_mode',
+    help: 'How data comes in: 1 for the current mode (polling+webhooks, webhooks-only, polling-only).',
+    labelNames: ['mode'] as const,
+    registers,
+    collect() {
+      const current = intakeMode({ pollMode, hasWebhooks, retiredAt: snapshot().retiredAt });
+      for (const mode of INTAKE_MODES) this.set({ mode }, mode === current ? 1 : 0);
+    },
+  });
+  simple(
+    'transport_sync_intake_gaps_unreviewed',
+    'Intake gaps longer than the service retries (events may be lost) not yet acknowledged with transport-sync gaps --ack.',
+    (s) => s.gaps.unreviewed,
+  );
+  new Gauge({
+    name: 'transport_sync_intake_gaps',
+    help: 'Intake gaps recorded, by whether they were longer than the service retries.',
+    labelNames: ['alarmed'] as const,
+    registers,
+    collect() {
+      const { gaps } = snapshot();
+      this.set({ alarmed: 'true' }, gaps.alarmed);
+      this.set({ alarmed: 'false' }, gaps.quiet);
+    },
+  });
+  simple(
+    'transport_sync_webhook_silent',
+    '1 while no webhook arrived for TRANSPORT_WEBHOOK_SILENCE_MINUTES within TRANSPORT_WEBHOOK_SILENCE_HOURS.',
+    (s) => (s.silence.is_silent ? 1 : 0),
+  );
+  simple(
+    'transport_sync_last_webhook_timestamp_seconds',
+    'When the last webhook delivery was stored (Unix seconds).',
+    (s) =>
+      s.silence.last_delivery_at === null ? null : Date.parse(s.silence.last_delivery_at) / 1000,
+  );
+  new Gauge({
+    name: 'transport_sync_schema_drift',
+    help: 'Members seen differing from the documented shape (rows of schema_drift), by problem: missing, type, unknown.',
+    labelNames: ['problem'] as const,
+    registers,
+    collect() {
+      const drift = snapshot().facts.schemaDrift;
+      for (const problem of ['missing', 'type', 'unknown'] as const)
+        this.set({ problem }, drift[problem]);
+    },
+  });
   simple(
     'transport_sync_quarantined_records',
     'Records kept apart because they failed validation.',
@@ -109,4 +175,19 @@ export function registerDbGauges({
       }
     },
   });
+}
+
+/** Intake gaps by kind; none when the table does not exist yet. */
+function countGaps(sqlite: Database.Database): Snapshot['gaps'] {
+  const hasTable = sqlite
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'intake_gaps'")
+    .get();
+  if (!hasTable) return { unreviewed: 0, alarmed: 0, quiet: 0 };
+  return sqlite
+    .prepare(
+      `SELECT coalesce(sum(is_alarmed = 1 AND reviewed_at IS NULL), 0) AS unreviewed,
+         coalesce(sum(is_alarmed = 1), 0) AS alarmed, coalesce(sum(is_alarmed = 0), 0) AS quiet
+       FROM intake_gaps`,
+    )
+    .get() as Snapshot['gaps'];
 }

@@ -18,7 +18,10 @@ const CALL_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 export interface Metrics {
   registry: Registry;
   /** After each poll cycle: counts it by status and observes its duration. */
-  observeCycle(result: CycleResult, durationMs: number): void;
+  observeCycle(
+    result: Pick<CycleResult, 'status' | 'counts'> & Partial<CycleResult>,
+    durationMs: number,
+  ): void;
   /** The service client's onCall hook: every attempt, by endpoint and status code. */
   onCall(event: CallEvent): void;
   /** The service client's onRetry hook. */
@@ -56,6 +59,11 @@ export function createMetrics({
     name: 'transport_sync_cycle_requests_total',
     help: 'Requests handled by poll cycles, by outcome (new, changed, unchanged, unavailable, failed, quarantined).',
     labelNames: ['outcome'] as const,
+    registers,
+  });
+  const driftSeen = new Counter({
+    name: 'transport_sync_schema_drift_members_total',
+    help: 'Drifted members (missing, retyped or unknown) in the records poll cycles stored.',
     registers,
   });
   const calls = new Counter({
@@ -103,6 +111,7 @@ export function createMetrics({
         failed: counts.requestsFailed,
         quarantined: counts.requestsQuarantined,
       };
+      if (counts.schemaDrift > 0) driftSeen.inc(counts.schemaDrift);
       for (const [outcome, n] of Object.entries(outcomes)) {
         if (n > 0) cycleRequests.inc({ outcome }, n);
       }

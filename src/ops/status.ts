@@ -1,8 +1,15 @@
 import type Database from 'better-sqlite3';
 import { knownMigrations, schemaVersion } from '../db/open.js';
 import { isoFromMs } from '../time.js';
-import { databaseBytes, readMirrorFacts } from './facts.js';
+import { databaseBytes, readMirrorFacts, type SchemaDriftFacts } from './facts.js';
 import { assessFreshness, readLastSuccessAt } from './freshness.js';
+import {
+  readIntakeGapsReport,
+  readWebhookSilence,
+  type IntakeGapsReport,
+  type WebhookSilenceReport,
+} from './intake.js';
+import { intakeMode, isPollingEffective, readPollingRetiredAt, type IntakeMode } from './mode.js';
 
 /** One sync_runs row as `status` shows it. */
 export interface StatusRun {
@@ -22,6 +29,7 @@ export interface StatusRun {
   requests_unavailable: number;
   requests_failed: number;
   requests_quarantined: number;
+  schema_drift: number;
   error: string | null;
 }
 
@@ -37,6 +45,10 @@ export interface StatusReport {
   schema_version: number;
   known_schema_version: number;
   is_polling_on: boolean;
+  /** How data comes in: polling+webhooks, webhooks-only or polling-only. */
+  mode: IntakeMode;
+  /** When the daemon found the service's polling API retired (TRANSPORT_POLL=auto), or null. */
+  polling_retired_at: string | null;
   last_success_at: string | null;
   freshness_seconds: number | null;
   poll_interval_seconds: number;
@@ -47,8 +59,13 @@ export interface StatusReport {
   requests_by_state: Record<string, number>;
   unavailable: number;
   quarantined: number;
+  /** Members seen differing from the documented shape (rows of schema_drift, by problem). */
+  schema_drift: SchemaDriftFacts;
   webhook_events: { received: number; pending: number; failed: number };
   outbox: { pending: number; failed: number };
+  /** Stretches the receiver could not accept or store; status exits 1 while one is unreviewed. */
+  intake_gaps: IntakeGapsReport;
+  webhook_silence: WebhookSilenceReport;
 }
 
 /** What `readStatus` needs: an open (read-only is enough) database and the schedule settings. */
@@ -59,6 +76,12 @@ export interface StatusInput {
   pollCron: string;
   staleAfterCycles: number;
   isPollingOn: boolean;
+  /** TRANSPORT_POLL (default: on when isPollingOn, else off). */
+  pollMode?: 'auto' | 'on' | 'off';
+  /** A webhook receiver is configured. */
+  hasWebhooks?: boolean;
+  /** TRANSPORT_WEBHOOK_SILENCE_MINUTES and _HOURS (default: not watched). */
+  silence?: { minutes: number; hours: readonly [number, number] };
   /** How many recent runs to list (default 5). */
   runs?: number;
 }
@@ -70,6 +93,9 @@ export interface StatusInput {
 export function readStatus(input: StatusInput): StatusReport {
   const { sqlite } = input;
   const facts = readMirrorFacts(sqlite);
+  const retiredAt = readPollingRetiredAt(sqlite);
+  const pollMode = input.pollMode ?? (input.isPollingOn ? 'on' : 'off');
+  const isPolling = isPollingEffective(pollMode, retiredAt);
   const freshness = assessFreshness({
     lastSuccessAt: readLastSuccessAt(sqlite),
     nowMs: input.nowMs,
@@ -86,22 +112,31 @@ export function readStatus(input: StatusInput): StatusReport {
     wal_bytes: bytes.wal,
     schema_version: schemaVersion(sqlite),
     known_schema_version: knownMigrations().length,
-    is_polling_on: input.isPollingOn,
+    is_polling_on: isPolling,
+    mode: intakeMode({ pollMode, hasWebhooks: input.hasWebhooks ?? false, retiredAt }),
+    polling_retired_at: retiredAt,
     last_success_at: freshness.lastSuccessAt,
     freshness_seconds: freshness.freshnessSeconds,
     poll_interval_seconds: freshness.pollIntervalSeconds,
     stale_after_seconds: freshness.staleAfterSeconds,
-    is_stale: input.isPollingOn && freshness.isStale,
+    is_stale: isPolling && freshness.isStale,
     last_runs: lastRuns(sqlite, input.runs ?? 5),
     requests_total: available + facts.unavailable,
     requests_by_state: facts.requestsByState,
     unavailable: facts.unavailable,
     quarantined: facts.quarantined,
+    schema_drift: facts.schemaDrift,
     webhook_events: facts.webhookEvents,
     outbox: {
       pending: outbox.locations.pending + outbox.actions.pending,
       failed: outbox.locations.failed + outbox.actions.failed,
     },
+    intake_gaps: readIntakeGapsReport(sqlite),
+    webhook_silence: readWebhookSilence(sqlite, {
+      minutes: input.silence?.minutes ?? 0,
+      hours: input.silence?.hours ?? [0, 24],
+      nowMs: input.nowMs,
+    }),
   };
 }
 
@@ -110,11 +145,18 @@ function lastRuns(sqlite: Database.Database, limit: number): StatusRun[] {
     .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sync_runs'")
     .get();
   if (!hasTable) return [];
+  // A database not yet migrated to schema_drift still reports its runs.
+  const columns = sqlite.prepare('SELECT name FROM pragma_table_info(?)').all('sync_runs') as {
+    name: string;
+  }[];
+  const drift = columns.some((c) => c.name === 'schema_drift')
+    ? 'schema_drift'
+    : '0 AS schema_drift';
   const rows = sqlite
     .prepare(
       `SELECT run_id, kind, status, started_at, finished_at, list_calls, detail_calls, retries,
          requests_seen, requests_new, requests_changed, requests_unchanged, requests_unavailable,
-         requests_failed, requests_quarantined, error
+         requests_failed, requests_quarantined, ${drift}, error
        FROM sync_runs ORDER BY run_id DESC LIMIT ?`,
     )
     .all(limit) as Omit<StatusRun, 'duration_seconds'>[];

@@ -1,6 +1,6 @@
 import type { Store } from '../db/store.js';
 import { isTransportError, TransportError } from '../errors.js';
-import { quarantineRecord, storeRecord } from '../sync/refresh.js';
+import { pendingOf, quarantineRecord, storeRecord } from '../sync/refresh.js';
 import type { SyncClient } from '../sync/ports.js';
 
 /**
@@ -39,7 +39,7 @@ export async function observeRequest(
         isRetryable: true,
       });
     }
-    storeRecord(store, { record: result.record, raw: result.raw, source: 'action', observedAt });
+    storeRecord(store, { ...pendingOf(result), source: 'action', observedAt });
     return result.record.request_current_state === 'awaiting'
       ? { kind: 'awaiting' }
       : { kind: 'ours' };

@@ -114,6 +114,7 @@ describe('the service answers', () => {
     }));
     writeFileSync(file, JSON.stringify(samples));
     const at = new Date(Date.now() + 2 * 3_600_000).toISOString();
+    await fetch(`${sim.url}/_sim/reset-calls/`, { method: 'POST' });
 
     const results = [
       await runCli(['state', trip, 'en_route'], env),
@@ -137,5 +138,17 @@ describe('the service answers', () => {
       'best_time',
     ]);
     expect(recorded.slice(1, 4).map((a) => (a.body as unknown[]).length)).toEqual([200, 200, 50]);
+    // To the hub's v2.0 path by default; to the retired v1.0 path with the setting.
+    const locationCalls = async () =>
+      ((await (await fetch(`${sim.url}/_sim/calls/`)).json()) as { endpoint: string }[])
+        .map((call) => call.endpoint)
+        .filter((endpoint) => endpoint.startsWith('locations'));
+    expect(await locationCalls()).toEqual(['locations_v2', 'locations_v2', 'locations_v2']);
+    const v1 = await runCli(['locations', trip, '--file', file], {
+      ...env,
+      TRANSPORT_LOCATIONS_API: 'v1',
+    });
+    expect(v1.code, v1.stderr).toBe(0);
+    expect((await locationCalls()).slice(3)).toEqual(['locations', 'locations', 'locations']);
   });
 });

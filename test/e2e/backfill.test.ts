@@ -30,6 +30,11 @@ async function visibleIdsIn(url: string, from: string, to: string): Promise<stri
     .sort();
 }
 
+async function invisibleIds(url: string): Promise<string[]> {
+  const truth = (await (await fetch(`${url}/_sim/truth/`)).json()) as Truth[];
+  return truth.filter((t) => !t.isVisible).map((t) => t.requestId);
+}
+
 function storedIds(dbPath: string): string[] {
   const db = new Database(dbPath, { readonly: true });
   try {
@@ -138,7 +143,13 @@ describe('transport-sync backfill as a process', () => {
     const to = new Date(
       Date.parse(`${day(Date.now() + 15 * DAY)}T00:00:00Z`) + DAY - 1,
     ).toISOString();
-    expect(storedIds(dbPath)).toEqual(await visibleIdsIn(sim.url, from, to));
+    // The simulator moves requests while the pages are read (by default, as the service does):
+    // every request visible at the end is stored; the others stored are ones that vanished.
+    const stored = storedIds(dbPath);
+    const visible = await visibleIdsIn(sim.url, from, to);
+    expect(visible.filter((id) => !stored.includes(id))).toEqual([]);
+    const vanished = new Set(await invisibleIds(sim.url));
+    expect(stored.filter((id) => !visible.includes(id) && !vanished.has(id))).toEqual([]);
   });
 
   it('runs while the daemon runs on the same database, both completing', async () => {
@@ -170,8 +181,10 @@ describe('transport-sync backfill as a process', () => {
     expect(runs.filter((run) => run.kind === 'backfill')).toEqual([
       { kind: 'backfill', status: 'ok' },
     ]);
-    expect(runs.filter((run) => run.kind === 'poll').every((run) => run.status === 'ok')).toBe(
-      true,
-    );
+    // Every cycle completed, but the one SIGTERM may have stopped mid-way (status aborted).
+    const polls = runs.filter((run) => run.kind === 'poll').map((run) => run.status);
+    if (polls.at(-1) === 'aborted') polls.pop();
+    expect(polls.length).toBeGreaterThanOrEqual(3);
+    expect(polls.every((status) => status === 'ok')).toBe(true);
   });
 });

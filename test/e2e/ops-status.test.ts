@@ -22,6 +22,8 @@ const STATUS_KEYS = [
   'schema_version',
   'known_schema_version',
   'is_polling_on',
+  'mode',
+  'polling_retired_at',
   'last_success_at',
   'freshness_seconds',
   'poll_interval_seconds',
@@ -32,8 +34,11 @@ const STATUS_KEYS = [
   'requests_by_state',
   'unavailable',
   'quarantined',
+  'schema_drift',
   'webhook_events',
   'outbox',
+  'intake_gaps',
+  'webhook_silence',
 ];
 
 describe('transport-sync status', () => {

@@ -38,7 +38,7 @@ describe('outbox_locations', () => {
     const summary = await drain();
 
     expect(summary).toMatchObject({ locationsSent: 450, locationCalls: 3, failed: 0 });
-    const calls = f.sim.calls.filter((call) => call.endpoint === 'locations');
+    const calls = f.sim.calls.filter((call) => call.endpoint === 'locations_v2');
     expect(calls).toHaveLength(3);
     const batches = f.sim.actions.filter((a) => a.kind === 'locations');
     expect(batches.map((b) => (b.body as unknown[]).length)).toEqual([200, 200, 50]);
@@ -50,6 +50,18 @@ describe('outbox_locations', () => {
     expect(rows[0]!.sent_at).toBe(nowIso());
 
     expect(await drain()).toMatchObject({ locationsSent: 0, locationCalls: 0 });
+  });
+
+  it('sends to the v1.0 path instead with TRANSPORT_LOCATIONS_API=v1, batched and ordered alike', async () => {
+    await f.close();
+    f = await startMirror({ requests: 20, clientOptions: { locationsApi: 'v1' } });
+    const id = fresh('accepted');
+    const samples = samplesFrom(T0_SEC - 3600, 250);
+    queueLocations(sqlite(), id, [...samples].reverse());
+    expect(await drain()).toMatchObject({ locationsSent: 250, locationCalls: 2, failed: 0 });
+    expect(f.sim.calls.filter((call) => call.endpoint === 'locations')).toHaveLength(2);
+    expect(f.sim.calls.filter((call) => call.endpoint === 'locations_v2')).toHaveLength(0);
+    expect(deliveredTimestamps(f.sim.actions, id)).toEqual(samples.map((s) => s.timestamp));
   });
 
   it('fails invalid rows with a reason and sends the rows behind them', async () => {
@@ -87,7 +99,7 @@ describe('outbox_locations', () => {
     );
     f.clock.advance(HOUR);
     await drain();
-    expect(f.sim.calls.filter((c) => c.endpoint === 'locations')).toHaveLength(1);
+    expect(f.sim.calls.filter((c) => c.endpoint === 'locations_v2')).toHaveLength(1);
   });
 });
 

@@ -97,7 +97,7 @@ describe('connectivity loss', () => {
   it('delivers every row exactly once through minutes of 5xx answers', async () => {
     const q = queueMixed();
     // Action endpoints only: with the token endpoint failing too, nothing would be sent at all.
-    f.sim.setFaults({ errorRate: 1, endpoints: ['accept', 'decline', 'state', 'locations'] });
+    f.sim.setFaults({ errorRate: 1, endpoints: ['accept', 'decline', 'state', 'locations_v2'] });
     const during = await drainFor(5 * 60_000, 15_000);
     expect(during.every((s) => s.actionsSent + s.locationsSent === 0)).toBe(true);
     expect(allRows().some((row) => row.last_error?.startsWith('outcome unknown: api.server'))).toBe(
@@ -146,7 +146,7 @@ describe('lost replies', () => {
     const trip = fresh('accepted');
     const samples = samplesFrom(T0_SEC - 900, 450);
     queueLocations(sqlite(), trip, samples);
-    f.sim.setFaults({ dropRate: 1, endpoints: ['locations'] });
+    f.sim.setFaults({ dropRate: 1, endpoints: ['locations_v2'] });
     await drain();
     const uncertain = outboxRows<{ timestamp: number }>(sqlite(), 'outbox_locations').filter((r) =>
       r.last_error?.startsWith('outcome unknown'),

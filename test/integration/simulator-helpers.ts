@@ -5,12 +5,21 @@
 import type { Clock } from '../../src/clock.js';
 import {
   createSimulator,
+  type Roughness,
   type Simulator,
   type SimulatorOptions,
 } from '../../src/simulator/index.js';
 
 /** 2025-06-15T12:00:00Z: a fixed "now" so generated data is the same on every run. */
 export const T0 = Date.UTC(2025, 5, 15, 12, 0, 0);
+
+/** Every roughness off: the simulator as documented, for tests of the documented behaviour. */
+export const SMOOTH: Roughness = {
+  lastUpdated: 'strict',
+  pagingChurnRate: 0,
+  driftRate: 0,
+  doubleEditRate: 0,
+};
 
 /** A clock that only moves when the test moves it. */
 export interface ManualClock extends Clock {

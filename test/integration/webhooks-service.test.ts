@@ -206,8 +206,12 @@ describe('v1.0 events and detail fetches', () => {
     expect(hook.count('SELECT count(*) AS n FROM requests')).toBe(1);
   });
 
-  it('with polling on, fetches the detail of a v2.0 event whose data is malformed', async () => {
-    hook = await startWebhookFixture({ requests: 0, pollingIsOn: true });
+  it('with polling on and the strict policy, fetches the detail of a v2.0 event whose data drifted', async () => {
+    hook = await startWebhookFixture({
+      requests: 0,
+      pollingIsOn: true,
+      config: { schemaPolicy: 'strict' },
+    });
     const [id] = hook.sim.addRequests(1, { state: 'accepted' });
     await hook.post(
       v2Event('evt_0001', {
@@ -217,11 +221,87 @@ describe('v1.0 events and detail fetches', () => {
     );
     await hook.service.idle();
     expect(hook.db.sqlite.prepare('SELECT error FROM webhook_events').get()).toEqual({
-      error: 'invalid data: pickup_date_time: expected an ISO-8601 timestamp',
+      error: 'invalid data: pickup_date_time: expected timestamp, got string',
     });
     expect(hook.db.sqlite.prepare('SELECT request_id, source FROM requests').get()).toEqual({
       request_id: id,
       source: 'webhook',
     });
+  });
+
+  it('under evolve, applies an event as far as its valid members go and records the drift', async () => {
+    hook = await startWebhookFixture({ requests: 0 });
+    const [id] = hook.sim.addRequests(1, { state: 'accepted' });
+    // The forms the service sent before 2026-03-01, a bad time and a member it added since.
+    const legacy = { can_ambulate: 'Yes', hospice: 'No', wait_and_return: 'N' };
+    await hook.post(
+      v2Event('evt_0001', {
+        service_request_id: id,
+        data: webhookData({
+          service_request_id: id,
+          ...legacy,
+          pickup_date_time: 'soon',
+          brand_new_member: 1,
+        }),
+      }),
+    );
+    await hook.service.idle();
+    expect(hook.db.sqlite.prepare('SELECT error FROM webhook_events').get()).toEqual({
+      error: null,
+    });
+    const row = hook.db.sqlite
+      .prepare(
+        'SELECT list_state, transport_pickup_time, source FROM requests WHERE request_id = ?',
+      )
+      .get(id);
+    expect(row).toEqual({ list_state: 'accepted', transport_pickup_time: null, source: 'webhook' });
+    const profile = hook.db.sqlite
+      .prepare(
+        'SELECT can_ambulate, hospice, wait_and_return FROM request_profiles WHERE request_id = ?',
+      )
+      .get(id);
+    expect(profile).toEqual({ can_ambulate: null, hospice: null, wait_and_return: null });
+    const drift = hook.db.sqlite
+      .prepare(
+        'SELECT member, problem, expected, received, source FROM schema_drift ORDER BY member',
+      )
+      .all();
+    expect(drift).toEqual([
+      {
+        member: 'brand_new_member',
+        problem: 'unknown',
+        expected: null,
+        received: 'number',
+        source: 'webhook',
+      },
+      {
+        member: 'can_ambulate',
+        problem: 'type',
+        expected: 'boolean',
+        received: 'string',
+        source: 'webhook',
+      },
+      {
+        member: 'hospice',
+        problem: 'type',
+        expected: 'boolean',
+        received: 'string',
+        source: 'webhook',
+      },
+      {
+        member: 'pickup_date_time',
+        problem: 'type',
+        expected: 'timestamp',
+        received: 'string',
+        source: 'webhook',
+      },
+      {
+        member: 'wait_and_return',
+        problem: 'type',
+        expected: 'boolean',
+        received: 'string',
+        source: 'webhook',
+      },
+    ]);
   });
 });

@@ -46,7 +46,7 @@ async function pollingOnlyMirror(h: WebhookFixture) {
 }
 
 /** Bookkeeping of how and when a row was written differs by path; the content must not. */
-const BOOKKEEPING = new Set(['synced_at', 'first_seen_at', 'source', 'unavailable_at']);
+const BOOKKEEPING = new Set(['synced_at', 'read_at', 'first_seen_at', 'source', 'unavailable_at']);
 
 function content(row: Row): Row {
   const kept = Object.fromEntries(Object.entries(row).filter(([key]) => !BOOKKEEPING.has(key)));

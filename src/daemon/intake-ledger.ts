@@ -1,0 +1,116 @@
+import type { Clock } from '../clock.js';
+import type { Store } from '../db/store.js';
+import { describeError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { isoFromMs } from '../time.js';
+
+/** Key in sync_state of the last moment the receiver was known to accept and store. */
+export const INTAKE_HEARTBEAT_KEY = 'intake_heartbeat_at';
+
+/** How often the heartbeat is written: the gap measured at start is at most this much long. */
+export const HEARTBEAT_INTERVAL_MS = 5_000;
+
+/** Most request ids named in one warning; the rest are counted (status lists them all). */
+const NAMED_IN_LOG = 50;
+
+/**
+ * The ledger of blind spots. The service has no replay: an event not acknowledged within its
+ * three attempts (at once, ~8 s, ~64 s) is lost. So while the receiver accepts, the daemon writes
+ * a heartbeat; at start, the stretch since the last one is a gap (the daemon was down), and so is
+ * any stretch in which storing failed. A gap longer than the alarm threshold may have lost
+ * events: it is logged at warn with the requests at risk, and status and /metrics show it until
+ * an operator runs `transport-sync gaps --ack`. Shorter gaps are recorded only.
+ */
+export function startIntakeLedger({
+  store,
+  clock,
+  log,
+  alarmSeconds,
+  intervalMs = HEARTBEAT_INTERVAL_MS,
+}: {
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  alarmSeconds: number;
+  intervalMs?: number;
+}) {
+  let failingSince: string | null = null;
+
+  const record = (startedAt: string, endedAt: string, reason: string) => {
+    const seconds = (Date.parse(endedAt) - Date.parse(startedAt)) / 1000;
+    if (seconds <= 0) return;
+    const isAlarmed = seconds > alarmSeconds;
+    const ids = store.intakeGaps.requestsAtRisk(startedAt, endedAt);
+    store.transaction(() =>
+      store.intakeGaps.add({
+        started_at: startedAt,
+        ended_at: endedAt,
+        seconds,
+        requests_at_risk: ids.length,
+        reason,
+        is_alarmed: isAlarmed ? 1 : 0,
+      }),
+    );
+    const line = { startedAt, endedAt, seconds, reason, requestsAtRisk: ids.length };
+    if (!isAlarmed) {
+      log.info(line, 'intake gap recorded (within the service retries)');
+      return;
+    }
+    log.warn(
+      { ...line, requestIds: ids.slice(0, NAMED_IN_LOG), alarmSeconds },
+      'intake gap longer than the service retries: events may be lost; review, then run transport-sync gaps --ack',
+    );
+  };
+
+  const beat = () => {
+    const now = store.now();
+    try {
+      store.transaction(() => store.runs.setState(INTAKE_HEARTBEAT_KEY, now, now));
+      if (failingSince !== null) {
+        record(failingSince, now, 'store_failed');
+        failingSince = null;
+      }
+    } catch (error) {
+      if (failingSince === null) {
+        failingSince = now;
+        log.error(
+          { err: describeError(error) },
+          'intake heartbeat not stored: the receiver cannot store',
+        );
+      }
+    }
+  };
+
+  // The stretch since the last heartbeat of the previous run, if there was one.
+  const last = store.runs.getState(INTAKE_HEARTBEAT_KEY);
+  const now = store.now();
+  if (last && last < now) {
+    try {
+      record(last, now, 'daemon_down');
+    } catch (error) {
+      log.error({ err: describeError(error) }, 'intake gap not recorded');
+    }
+  }
+  beat();
+  const timer = setInterval(beat, intervalMs);
+  timer.unref();
+
+  return {
+    /** A delivery could not be stored: the gap starts now, unless it already has. */
+    onStoreFailed(): void {
+      failingSince ??= isoFromMs(clock.now());
+    },
+    /** A delivery was stored: a gap in progress ends now. */
+    onStored(): void {
+      if (failingSince !== null) beat();
+    },
+    /** The last heartbeat, written at a clean stop so that the next gap is measured exactly. */
+    stop(): void {
+      clearInterval(timer);
+      beat();
+    },
+  };
+}
+
+/** The ledger's interface. */
+export type IntakeLedger = ReturnType<typeof startIntakeLedger>;

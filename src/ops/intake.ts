@@ -1,0 +1,81 @@
+import type Database from 'better-sqlite3';
+import { readIntakeGaps, readRequestsAtRisk } from '../db/intake-gap-store.js';
+
+/** Requests named per unreviewed gap in status; the count says how many in all. */
+const NAMED_PER_GAP = 200;
+
+/** One gap as `status` shows it (key `intake_gaps.last`). */
+export interface IntakeGapReport {
+  gap_id: number;
+  started_at: string;
+  ended_at: string;
+  seconds: number;
+  reason: string;
+  is_alarmed: boolean;
+  reviewed_at: string | null;
+  /** Open requests with no event since the gap ended, now (alarmed, unreviewed gaps only). */
+  requests_at_risk: number;
+  request_ids: string[];
+}
+
+/** `status` key `intake_gaps`. */
+export interface IntakeGapsReport {
+  /** Alarmed gaps nobody has acknowledged yet: status exits 1 while there are any. */
+  unreviewed: number;
+  last: IntakeGapReport[];
+}
+
+/** The last gaps, with the requests still at risk from each alarmed, unreviewed one. */
+export function readIntakeGapsReport(sqlite: Database.Database): IntakeGapsReport {
+  const { unreviewed, last } = readIntakeGaps(sqlite);
+  return {
+    unreviewed,
+    last: last.map((gap) => {
+      const isOpen = gap.is_alarmed === 1 && gap.reviewed_at === null;
+      const ids = isOpen ? readRequestsAtRisk(sqlite, gap.started_at, gap.ended_at) : [];
+      return {
+        ...gap,
+        is_alarmed: gap.is_alarmed === 1,
+        requests_at_risk: isOpen ? ids.length : gap.requests_at_risk,
+        request_ids: ids.slice(0, NAMED_PER_GAP),
+      };
+    }),
+  };
+}
+
+/** `status` key `webhook_silence`. */
+export interface WebhookSilenceReport {
+  last_delivery_at: string | null;
+  /** TRANSPORT_WEBHOOK_SILENCE_MINUTES (0: not watched). */
+  silence_minutes: number;
+  /** Within the expected hours, no delivery for silence_minutes or more. */
+  is_silent: boolean;
+}
+
+/**
+ * Webhook silence: no delivery for `minutes` while deliveries are expected (local hours
+ * [from, to)). Hours outside that range never count as silent.
+ */
+export function readWebhookSilence(
+  sqlite: Database.Database,
+  { minutes, hours, nowMs }: { minutes: number; hours: readonly [number, number]; nowMs: number },
+): WebhookSilenceReport {
+  const hasTable = sqlite
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'webhook_events'")
+    .get();
+  const last = hasTable
+    ? (
+        sqlite.prepare('SELECT max(received_at) AS at FROM webhook_events').get() as {
+          at: string | null;
+        }
+      ).at
+    : null;
+  const hour = new Date(nowMs).getHours();
+  const isExpected = hour >= hours[0] && hour < hours[1];
+  const quietMs = last === null ? Number.POSITIVE_INFINITY : nowMs - Date.parse(last);
+  return {
+    last_delivery_at: last,
+    silence_minutes: minutes,
+    is_silent: minutes > 0 && isExpected && quietMs >= minutes * 60_000,
+  };
+}

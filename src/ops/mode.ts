@@ -1,0 +1,41 @@
+import type Database from 'better-sqlite3';
+
+/** Key in sync_state of when the daemon found the polling API retired (TRANSPORT_POLL=auto). */
+export const POLLING_RETIRED_KEY = 'polling_retired_at';
+
+/** How data comes in: the public names of `status` (key `mode`) and /metrics. */
+export type IntakeMode = 'polling+webhooks' | 'webhooks-only' | 'polling-only';
+
+/** When the polling API was found retired, or null (also when the table does not exist yet). */
+export function readPollingRetiredAt(sqlite: Database.Database): string | null {
+  const hasTable = sqlite
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sync_state'")
+    .get();
+  if (!hasTable) return null;
+  const row = sqlite
+    .prepare('SELECT value FROM sync_state WHERE key = ?')
+    .get(POLLING_RETIRED_KEY) as { value: string } | undefined;
+  return row?.value ?? null;
+}
+
+/** Whether polling runs: on, or auto while the polling API has not been found retired. */
+export function isPollingEffective(
+  pollMode: 'auto' | 'on' | 'off',
+  retiredAt: string | null,
+): boolean {
+  return pollMode === 'on' || (pollMode === 'auto' && retiredAt === null);
+}
+
+/** The intake mode from the settings and what the daemon found. */
+export function intakeMode({
+  pollMode,
+  hasWebhooks,
+  retiredAt,
+}: {
+  pollMode: 'auto' | 'on' | 'off';
+  hasWebhooks: boolean;
+  retiredAt: string | null;
+}): IntakeMode {
+  if (!isPollingEffective(pollMode, retiredAt)) return 'webhooks-only';
+  return hasWebhooks ? 'polling+webhooks' : 'polling-only';
+}
