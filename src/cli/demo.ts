@@ -1,8 +1,10 @@
-import { resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { dirname, resolve } from 'node:path';
 import { loadConfig } from '../config/index.js';
 import { handleSignals, startDaemon } from '../daemon/lifecycle.js';
 import { createLogger } from '../log.js';
-import { createSimulator } from '../simulator/index.js';
+import { createSimulator, V1_ENDPOINTS } from '../simulator/index.js';
 import { EXIT, parseCommandArgs, parseIntegerFlag, type Command } from './command.js';
 import { packageVersion } from './version.js';
 
@@ -12,17 +14,20 @@ const DEMO_DB = './data/demo.db';
 export const demoCommand: Command = {
   name: 'demo',
   summary: 'Run the built-in simulator and the daemon against it, into ./data/demo.db',
-  usage: `Usage: transport-sync demo [--requests N] [--seed N] [--poll-seconds N] [--db PATH]
+  usage: `Usage: transport-sync demo [--webhooks-only] [--requests N] [--seed N] [--poll-seconds N] [--db PATH]
 
 Starts the built-in simulator of the service on 127.0.0.1 (it changes requests every few
-seconds, as the real service would), runs the daemon against it into ${DEMO_DB}, and prints
-queries to try. Needs no credentials. Ctrl-C stops both.`,
+seconds, as the real service would, and sends a signed webhook for each change), runs the
+daemon against it into ${DEMO_DB}, polling and receiving webhooks, and prints queries to try.
+--webhooks-only retires the simulator's v1.0 endpoints, as the real service did on 2026-08-12:
+the daemon notices and runs on webhooks alone. Needs no credentials. Ctrl-C stops both.`,
   async run(argv, io) {
     const { values } = parseCommandArgs(argv, {
       requests: { type: 'string' },
       seed: { type: 'string' },
       'poll-seconds': { type: 'string' },
       db: { type: 'string' },
+      'webhooks-only': { type: 'boolean' },
     });
     const requests = parseIntegerFlag('requests', values.requests, {
       min: 1,
@@ -36,9 +41,21 @@ queries to try. Needs no credentials. Ctrl-C stops both.`,
       fallback: 5,
     });
     const dbPath = values.db ?? DEMO_DB;
+    const isWebhooksOnly = values['webhooks-only'] === true;
 
+    // The simulator signs its webhooks with a key pair of its own; the daemon gets the public key.
+    mkdirSync(dirname(resolve(dbPath)), { recursive: true });
+    const publicKeyFile = resolve(dirname(resolve(dbPath)), 'demo-webhook-public-key.pem');
+    const webhookPort = await freePort();
     // Spread the trips over the default poll window (3 days back, 14 ahead) so most are mirrored.
-    const simulator = createSimulator({ seed, requests, pastDays: 3, futureDays: 14 });
+    const simulator = createSimulator({
+      seed,
+      requests,
+      pastDays: 3,
+      futureDays: 14,
+      webhooks: { url: `http://127.0.0.1:${webhookPort}/webhooks/`, publicKeyFile },
+      ...(isWebhooksOnly && { faults: { gone: [...V1_ENDPOINTS] } }),
+    });
     const { url } = await simulator.listen(0, '127.0.0.1');
     simulator.startMutating({ intervalMs: 2_000, perTick: 3 });
 
@@ -53,6 +70,8 @@ queries to try. Needs no credentials. Ctrl-C stops both.`,
         TRANSPORT_CLIENT_SECRET_FILE: '',
         TRANSPORT_DB: dbPath,
         TRANSPORT_POLL_CRON: `*/${pollSeconds} * * * * *`,
+        TRANSPORT_WEBHOOK_LISTEN: `127.0.0.1:${webhookPort}`,
+        TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE: publicKeyFile,
         // The simulator is local: no need to spare it.
         TRANSPORT_RATE_LIMIT_PER_SEC: io.env.TRANSPORT_RATE_LIMIT_PER_SEC ?? '0',
         LOG_LEVEL: io.env.LOG_LEVEL ?? 'warn',
@@ -61,7 +80,8 @@ queries to try. Needs no credentials. Ctrl-C stops both.`,
     });
     const log = createLogger({ level: config.logLevel, destination: io.stderr });
     const absolute = resolve(dbPath);
-    io.stdout.write(demoIntro(url, absolute));
+    io.stdout.write(demoIntro(url, absolute, isWebhooksOnly));
+    const webhookOutcomes = new Map<string, number>();
     const daemon = await startDaemon({
       config,
       log,
@@ -76,9 +96,20 @@ queries to try. Needs no credentials. Ctrl-C stops both.`,
             `${total.n} requests stored\n`,
         );
       },
+      onWebhook: (outcome) => webhookOutcomes.set(outcome, (webhookOutcomes.get(outcome) ?? 0) + 1),
     });
+    // One line every few seconds for the events that came in since the last one.
+    const webhookLines = setInterval(() => {
+      if (webhookOutcomes.size === 0) return;
+      const total = [...webhookOutcomes.values()].reduce((sum, n) => sum + n, 0);
+      const parts = [...webhookOutcomes].map(([outcome, n]) => `${n} ${outcome}`).join(', ');
+      webhookOutcomes.clear();
+      io.stdout.write(`webhooks: ${total} events (${parts})\n`);
+    }, 5_000);
+    webhookLines.unref();
     const release = handleSignals(daemon, log);
     await daemon.stopped;
+    clearInterval(webhookLines);
     release();
     simulator.stopMutating();
     await simulator.close();
@@ -86,7 +117,16 @@ queries to try. Needs no credentials. Ctrl-C stops both.`,
   },
 };
 
-function demoIntro(url: string, dbPath: string): string {
+/** A port free on 127.0.0.1 now (the receiver takes it a moment later). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+function demoIntro(url: string, dbPath: string, isWebhooksOnly: boolean): string {
   const queries = [
     'SELECT state, count(*) FROM request_overview GROUP BY state;',
     "SELECT request_id, effective_pickup_time, service_level_type, pickup_city, destination_city FROM request_overview WHERE state = 'accepted' ORDER BY effective_pickup_time LIMIT 10;",
@@ -95,6 +135,7 @@ function demoIntro(url: string, dbPath: string): string {
   return `transport-sync demo
   simulator: ${url} (client id demo-client, secret demo-secret)
   database:  ${dbPath}
+  data in:   ${isWebhooksOnly ? 'webhooks alone (the simulator has retired v1.0)' : 'polling and signed webhooks'}
 
 Rows appear and change as the simulator edits requests. Try, in another terminal:
 ${queries.map((query) => `  sqlite3 ${dbPath} "${query}"`).join('\n')}
