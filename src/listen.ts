@@ -28,13 +28,13 @@ export function parseListen(
 }
 
 /**
- * Listens on `listen` and resolves to the base URL (`http://host:port`). A port in use or an
+ * Listens on `listen` and resolves to the base URL (`http://host:port`, or https). A port in use or an
  * address this host lacks rejects with `code` and a hint naming the setting.
  */
 export async function listenOn(
   server: Server,
   listen: string,
-  setting: ListenSetting & { code: string; what: string },
+  setting: ListenSetting & { code: string; what: string; scheme?: 'http' | 'https' },
 ): Promise<string> {
   const { host, port } = parseListen(listen, setting);
   await new Promise<void>((resolve, reject) => {
@@ -52,7 +52,7 @@ export async function listenOn(
   });
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return `http://${shownHost}:${address.port}`;
+  return `${setting.scheme ?? 'http'}://${shownHost}:${address.port}`;
 }
 
 /** How long requests already being served may take to finish once a stop begins. */

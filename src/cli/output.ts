@@ -2,7 +2,7 @@ import { TransportError } from '../errors.js';
 import { EXIT, type CliIo } from './command.js';
 
 /** Codes whose errors are the operator's to fix before anything runs: exit 2. */
-const USAGE_CODES = ['cli.', 'config.', 'webhook.no_key', 'webhook.key_'];
+const USAGE_CODES = ['cli.', 'config.', 'webhook.no_key', 'webhook.key_', 'webhook.tls_'];
 
 /**
  * Prints an error the way an operator can act on it, `error: ...` then `hint: ...`, and returns

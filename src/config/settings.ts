@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -69,7 +70,13 @@ const onOff = z
   .transform((text) => text === 'on' || text === 'true' || text === '1');
 
 /** An IPv4 or IPv6 CIDR, or a bare address (a /32 or /128). */
-const CIDR = /^(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:.]*:[0-9a-fA-F:.]*)(?:\/\d{1,3})?$/;
+function isCidr(text: string): boolean {
+  const [address = '', bits, ...rest] = text.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32);
+}
 
 const cidrList = z
   .string()
@@ -79,7 +86,7 @@ const cidrList = z
       .map((part) => part.trim())
       .filter(Boolean),
   )
-  .pipe(z.array(z.string().regex(CIDR, 'must be comma-separated CIDRs, e.g. 203.0.113.0/24')));
+  .pipe(z.array(z.string().refine(isCidr, 'must be comma-separated CIDRs, e.g. 203.0.113.0/24')));
 
 const hourRange = z
   .string()
@@ -222,7 +229,7 @@ export const SETTINGS = {
   webhookListen: setting({
     env: 'TRANSPORT_WEBHOOK_LISTEN',
     description:
-      "host:port (or just port) where `run` receives the service's webhooks; host defaults to 127.0.0.1. Unset: no receiver. Terminate TLS in a reverse proxy in front of it.",
+      "host:port (or just port) where `run` receives the service's webhooks; host defaults to 127.0.0.1. Unset: no receiver. It speaks HTTPS itself with TRANSPORT_WEBHOOK_TLS_CERT_FILE and _KEY_FILE, or sits behind a reverse proxy that does.",
     schema: z
       .string()
       .regex(
@@ -280,9 +287,9 @@ export const SETTINGS = {
   }),
   webhookMaxConnectionsPerSource: setting({
     env: 'TRANSPORT_WEBHOOK_MAX_CONNECTIONS_PER_SOURCE',
-    defaultText: '64',
+    defaultText: '256',
     description:
-      'Open connections one source address may hold at the webhook receiver; more are closed at accept, so one misbehaving peer cannot exhaust the descriptors.',
+      'Open connections one source address may hold at the webhook receiver; more are closed at accept, so one misbehaving peer cannot exhaust the descriptors. Keep it above the delivery concurrency of the service (a burst may arrive over 100 connections from one address) and well below LimitNOFILE.',
     schema: wholeNumber(1, 100_000),
   }),
   intakeGapAlarmSeconds: setting({

@@ -8,7 +8,7 @@ import { createSyncContext, type SyncContext } from './context.js';
 import { acquireOwnerLease } from './owner-lease.js';
 import { startOutboxDrainer } from '../outbox/index.js';
 import { startWebhookService } from '../webhooks/index.js';
-import { startIntakeLedger } from './intake-ledger.js';
+import { startIntakeLedger, type IntakeLedger } from './intake-ledger.js';
 import { createPollGate } from './poll-gate.js';
 import { createScheduler, parseCronPattern } from './scheduler.js';
 
@@ -142,6 +142,8 @@ export async function startDaemon({
       ...(config.isPollingOn && { scheduler }),
     });
     if (config.webhookListen) {
+      // The ledger starts once the receiver listens; a store failure before that has no gap.
+      const intake: { ledger?: IntakeLedger } = {};
       const webhooks = await startWebhookService({
         config,
         store,
@@ -154,6 +156,8 @@ export async function startDaemon({
           ops.metrics.recordWebhook(outcome);
           onWebhook?.(outcome);
         },
+        onStoreHealth: (isStoring) =>
+          isStoring ? intake.ledger?.onStored() : intake.ledger?.onStoreFailed(),
       });
       const ledger = startIntakeLedger({
         store,
@@ -161,6 +165,7 @@ export async function startDaemon({
         log: log.child({ area: 'webhooks' }),
         alarmSeconds: config.intakeGapAlarmSeconds,
       });
+      intake.ledger = ledger;
       // The last heartbeat is written once the receiver has closed, after the last delivery it
       // stored: the next gap starts where intake really stopped.
       releasers.push(async () => {
@@ -203,10 +208,15 @@ export function handleSignals(
     timer.unref();
     void daemon.stop().finally(() => clearTimeout(timer));
   };
+  // SIGHUP (systemctl reload) re-reads the webhook certificate, where there is one (see
+  // webhooks/tls.ts); it must never end the daemon, as it would by default.
+  const onHangup = () => log.info({ signal: 'SIGHUP' }, 'reload requested');
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  process.on('SIGHUP', onHangup);
   return () => {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
+    process.off('SIGHUP', onHangup);
   };
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
 /**
  * Webhooks: the second way in, into the same tables as polling.
  *
@@ -36,6 +37,8 @@ import { createApplier } from './applier.js';
 import { createEventStore } from './event-store.js';
 import { createFetchQueue } from './fetch-queue.js';
 import { createReceiver } from './receiver.js';
+import { createSourcePolicy, DEFAULT_MAX_CONNECTIONS_PER_SOURCE } from './sources.js';
+import { readTlsFiles, watchTlsFiles } from './tls.js';
 import { createVerifier, loadPublicKey, type SignatureVerifier } from './signature.js';
 
 /** The settings the webhook service reads. */
@@ -49,11 +52,21 @@ export type WebhookConfig = Pick<
   | 'webhookMaxBodyBytes'
   | 'concurrency'
 > &
-  Partial<Pick<Config, 'schemaPolicy'>>;
+  Partial<
+    Pick<
+      Config,
+      | 'schemaPolicy'
+      | 'webhookTlsCertFile'
+      | 'webhookTlsKeyFile'
+      | 'webhookAllowFrom'
+      | 'trustedProxies'
+      | 'webhookMaxConnectionsPerSource'
+    >
+  >;
 
 /** A running webhook service. */
 export interface WebhookService {
-  /** Where the receiver listens, path included, e.g. http://127.0.0.1:8787/webhooks/. */
+  /** Where the receiver listens, path included, e.g. https://127.0.0.1:8787/webhooks/. */
   url: string;
   /** Resolves when every stored event is applied (events waiting to be retried aside). */
   idle(): Promise<void>;
@@ -75,6 +88,7 @@ export async function startWebhookService({
   pollingIsOn,
   fallback,
   onOutcome,
+  onStoreHealth,
 }: {
   config: WebhookConfig;
   store: Store;
@@ -84,11 +98,17 @@ export async function startWebhookService({
   pollingIsOn: boolean;
   /** Other routes served on the same address (the monitoring endpoint when they share it). */
   fallback?: (req: IncomingMessage, res: ServerResponse) => boolean;
-  /** Told each event's outcome, for metrics. */
+  /** Told each event's outcome, and each refused delivery or connection, for metrics. */
   onOutcome?: (outcome: string) => void;
+  /** Told when storing a delivery fails, and when it works again (the intake ledger). */
+  onStoreHealth?: (isStoring: boolean) => void;
 }): Promise<WebhookService> {
   const wlog = log.child({ area: 'webhooks' });
   const verify = verifierFrom(config, wlog);
+  const tlsFiles =
+    config.webhookTlsCertFile && config.webhookTlsKeyFile
+      ? { certFile: config.webhookTlsCertFile, keyFile: config.webhookTlsKeyFile }
+      : null;
   const events = createEventStore(store.db.sqlite);
   const aborter = new AbortController();
   const fetches = createFetchQueue({
@@ -118,16 +138,41 @@ export async function startWebhookService({
     now: () => store.now(),
     log: wlog,
     onStored: () => applier.wake(),
+    onRefused: onOutcome,
+    onStoreHealth,
+    sources: createSourcePolicy({
+      allowFrom: config.webhookAllowFrom,
+      trustedProxies: config.trustedProxies,
+      maxConnectionsPerSource:
+        config.webhookMaxConnectionsPerSource ?? DEFAULT_MAX_CONNECTIONS_PER_SOURCE,
+    }),
     fallback,
+    ...(tlsFiles && { tls: readTlsFiles(tlsFiles) }),
   });
   const base = await listenOn(server, requireListen(config.webhookListen), {
     ...WEBHOOK_LISTEN,
     code: 'webhook.listen_failed',
     what: 'webhooks',
+    scheme: tlsFiles ? 'https' : 'http',
   });
+  const unwatch = tlsFiles ? watchTlsFiles(server as HttpsServer, tlsFiles, wlog) : () => undefined;
   const url = `${base}${config.webhookPath}`;
   const pending = events.pendingCount();
-  wlog.info({ url, isSigned: verify !== null, pending }, 'webhook receiver listening');
+  wlog.info(
+    {
+      url,
+      isSigned: verify !== null,
+      isTls: tlsFiles !== null,
+      allowFrom: config.webhookAllowFrom ?? 'anyone',
+      pending,
+    },
+    'webhook receiver listening',
+  );
+  if (fallback && config.webhookAllowFrom?.length) {
+    wlog.warn(
+      'the monitoring endpoint shares the webhook address, so TRANSPORT_WEBHOOK_ALLOW_FROM applies to scrapes too; give TRANSPORT_METRICS_LISTEN its own address',
+    );
+  }
   applier.wake();
 
   let stopping: Promise<void> | undefined;
@@ -136,6 +181,7 @@ export async function startWebhookService({
     idle: () => applier.idle(),
     stop() {
       stopping ??= (async () => {
+        unwatch();
         await stopServer(server);
         await applier.stop();
         aborter.abort();

@@ -1,9 +1,48 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerOptions,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
+import type { SecureContextOptions } from 'node:tls';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { isObject, toEventRow, type EventRow } from './envelope.js';
 import type { EventStore } from './event-store.js';
 import type { SignatureVerifier } from './signature.js';
+import {
+  createSourcePolicy,
+  DEFAULT_MAX_CONNECTIONS_PER_SOURCE,
+  type SourcePolicy,
+} from './sources.js';
+import { MIN_TLS_VERSION } from './tls.js';
+
+/**
+ * How long a delivery may take to arrive. The service sends a few KB at once and gives up after
+ * 10 s, so a request still incomplete after a few seconds is not the service: it only holds a
+ * descriptor. Checked every half second.
+ */
+export const RECEIVER_TIMEOUTS = {
+  headersTimeout: 5_000,
+  requestTimeout: 8_000,
+  connectionsCheckingInterval: 500,
+  keepAliveTimeout: 5_000,
+} as const;
+
+/** Connections from sources outside the allowlist held at once to answer them 403. */
+const MAX_FORBIDDEN_HELD = 16;
+
+/** Why a delivery was refused, as counted in transport_sync_webhook_events_total{result}. */
+export type Refusal =
+  | 'forbidden'
+  | 'too_many_connections'
+  | 'unauthorized'
+  | 'too_large'
+  | 'bad_request'
+  | 'not_stored';
 
 /** What the receiver needs. */
 export interface ReceiverDeps {
@@ -19,21 +58,45 @@ export interface ReceiverDeps {
   log: Logger;
   /** Called after a new event is stored, once the reply is on its way. */
   onStored: () => void;
+  /** Called for each delivery or connection refused, with why. */
+  onRefused?: (why: Refusal) => void;
+  /** Called when storing failed (503), and when storing works again after that. */
+  onStoreHealth?: (isStoring: boolean) => void;
+  /** Who may deliver, and how many connections each peer may hold (default: anyone, capped). */
+  sources?: SourcePolicy;
+  /** Certificate and key: the receiver speaks HTTPS (TLS 1.2 or later). */
+  tls?: SecureContextOptions;
   /** Serves other paths first when another role shares this address (the monitoring routes). */
   fallback?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 /**
- * The webhook receiver: raw body within a size limit (413), signature over those exact bytes
+ * The webhook receiver: a source allowed (403, see sources.ts), raw body within a size limit
+ * (413), signature over those exact bytes
  * (401), JSON object (400), then one INSERT OR IGNORE and the 2xx. Nothing is applied here: the
  * reply must come well within the service's 10 seconds even in a burst, and the stored row is
  * what the applier works from. A duplicate event_id is acknowledged and not stored again.
  */
-export function createReceiver(deps: ReceiverDeps): Server {
+export function createReceiver(deps: ReceiverDeps): Server | HttpsServer {
   const path = trimSlash(deps.path);
   const insert = createGroupInsert(deps);
   const header = deps.signatureHeader.toLowerCase();
-  const server = createServer((req, res) => {
+  const sources =
+    deps.sources ??
+    createSourcePolicy({ maxConnectionsPerSource: DEFAULT_MAX_CONNECTIONS_PER_SOURCE });
+  const refuse = (res: ServerResponse, why: Refusal, status: number, message: string) => {
+    deps.onRefused?.(why);
+    reply(res, status, message);
+  };
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    const { source, isAllowed } = sources.sourceOf(req);
+    if (!isAllowed) {
+      // Counted in /metrics (result "forbidden"), where a burst raises an alert; one line each
+      // at info would let any stranger fill the journal.
+      deps.log.debug({ source }, 'request from a source outside TRANSPORT_WEBHOOK_ALLOW_FROM');
+      res.setHeader('connection', 'close');
+      return refuse(res, 'forbidden', 403, 'source not allowed');
+    }
     if (deps.fallback?.(req, res)) return;
     const url = new URL(req.url ?? '/', 'http://receiver');
     if (trimSlash(url.pathname) !== path) return reply(res, 404, 'not found');
@@ -42,15 +105,40 @@ export function createReceiver(deps: ReceiverDeps): Server {
       return reply(res, 405, 'method not allowed');
     }
     const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > deps.maxBodyBytes) return tooLarge(res);
+    if (declared > deps.maxBodyBytes) return tooLarge(res, refuse);
     readBody(req, deps.maxBodyBytes).then(
-      (body) => (body ? handle(deps, insert, header, req, res, body) : tooLarge(res)),
-      () => reply(res, 400, 'unreadable body'),
+      (body) => (body ? handle(deps, insert, header, req, res, body) : tooLarge(res, refuse)),
+      () => refuse(res, 'bad_request', 400, 'unreadable body'),
     );
+  };
+  const options: ServerOptions = { ...RECEIVER_TIMEOUTS };
+  const server: Server | HttpsServer = deps.tls
+    ? createHttpsServer({ ...options, ...deps.tls, minVersion: MIN_TLS_VERSION }, onRequest)
+    : createHttpServer(options, onRequest);
+  // A peer over its connection cap is closed at accept, before a byte is read or a handshake is
+  // spent on it. A source outside the allowlist gets its 403 without its body being read, from
+  // at most MAX_FORBIDDEN_HELD connections at a time: beyond that it too is closed at accept.
+  let forbiddenHeld = 0;
+  server.on('connection', (socket: Socket) => {
+    const peer = socket.remoteAddress;
+    const verdict = sources.admit(peer);
+    if (verdict === 'too_many_connections') {
+      deps.onRefused?.(verdict);
+      socket.destroy();
+      return;
+    }
+    socket.once('close', () => sources.release(peer));
+    if (verdict !== 'forbidden') return;
+    if (forbiddenHeld >= MAX_FORBIDDEN_HELD) {
+      deps.onRefused?.('forbidden');
+      socket.destroy();
+      return;
+    }
+    forbiddenHeld += 1;
+    socket.once('close', () => (forbiddenHeld -= 1));
   });
-  // Slow or stalled senders must not hold connections for long.
-  server.requestTimeout = 15_000;
-  server.headersTimeout = 10_000;
+  // A connection idle this long after its last request is closed (keep-alive is for bursts).
+  server.timeout = RECEIVER_TIMEOUTS.requestTimeout;
   return server;
 }
 
@@ -68,19 +156,25 @@ function handle(
       { reason: signature ? 'bad' : 'missing', bytes: body.length },
       'webhook signature rejected',
     );
+    deps.onRefused?.('unauthorized');
     return reply(res, 401, 'invalid signature');
   }
   let payload: unknown;
   try {
     payload = JSON.parse(body.toString('utf8'));
   } catch {
+    deps.onRefused?.('bad_request');
     return reply(res, 400, 'body is not JSON');
   }
-  if (!isObject(payload)) return reply(res, 400, 'body is not a JSON object');
+  if (!isObject(payload)) {
+    deps.onRefused?.('bad_request');
+    return reply(res, 400, 'body is not a JSON object');
+  }
   const row = toEventRow(payload, body, deps.now());
   insert(row).then(
     (isNew) => {
       reply(res, 200, isNew ? 'stored' : 'duplicate');
+      deps.onStoreHealth?.(true);
       deps.log.debug(
         {
           eventId: row.event_id,
@@ -96,6 +190,8 @@ function handle(
     (error: unknown) => {
       // Not stored, so not acknowledged: the service retries.
       deps.log.error({ eventId: row.event_id, err: describeError(error) }, 'webhook not stored');
+      deps.onRefused?.('not_stored');
+      deps.onStoreHealth?.(false);
       reply(res, 503, 'not stored; retry');
     },
   );
@@ -146,10 +242,13 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
   });
 }
 
-function tooLarge(res: ServerResponse): void {
+function tooLarge(
+  res: ServerResponse,
+  refuse: (res: ServerResponse, why: Refusal, status: number, message: string) => void,
+): void {
   // Close the connection: the rest of the oversized body is not read.
   res.setHeader('connection', 'close');
-  reply(res, 413, 'body too large');
+  refuse(res, 'too_large', 413, 'body too large');
 }
 
 function reply(res: ServerResponse, status: number, message: string): void {

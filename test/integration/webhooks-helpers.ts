@@ -5,6 +5,7 @@
  */
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { silentLogger, type Logger } from '../../src/log.js';
 import {
@@ -36,6 +37,41 @@ export function signBody(body: string | Buffer, key = keyPair().privateKey): str
 }
 
 /** The answer to one delivery, with the time it took. */
+/**
+ * Posts a signed delivery from another loopback source address (Linux routes all of 127/8 to
+ * lo), over a connection of its own: fetch's agents cannot choose the source address.
+ */
+export function deliverFrom(
+  url: string,
+  payload: unknown,
+  localAddress: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> {
+  const body = JSON.stringify(payload);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      {
+        method: 'POST',
+        localAddress,
+        agent: false,
+        headers: {
+          'content-type': 'application/json',
+          'x-vectorcare-signature': signBody(body),
+          ...headers,
+        },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 export interface Delivered {
   status: number;
   body: unknown;
@@ -247,9 +283,16 @@ export async function startWebhookFixture(
     config?: Partial<WebhookConfig>;
     pollingIsOn?: boolean;
     log?: Logger;
+    onOutcome?: (outcome: string) => void;
   } = {},
 ): Promise<WebhookFixture> {
-  const { config: overrides, pollingIsOn = false, log = silentLogger(), ...simOptions } = options;
+  const {
+    config: overrides,
+    pollingIsOn = false,
+    log = silentLogger(),
+    onOutcome,
+    ...simOptions
+  } = options;
   const mirror = await startMirror(simOptions);
   const keyFile = join(tempDir(), 'webhook-public.pem');
   writeFileSync(keyFile, mirror.sim.webhooks?.publicKeyPem ?? keyPair().publicKeyPem);
@@ -271,6 +314,7 @@ export async function startWebhookFixture(
       log,
       clock: mirror.clock,
       pollingIsOn: isOn,
+      ...(onOutcome && { onOutcome }),
     });
   const fixture: WebhookFixture = {
     ...mirror,

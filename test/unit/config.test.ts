@@ -53,6 +53,14 @@ describe('loadConfig', () => {
       /TRANSPORT_STATES/,
     );
     expect(problem({ ...service, LOG_LEVEL: 'loud' })).toMatch(/LOG_LEVEL must be one of/);
+    for (const cidrs of ['10.0.0.0/33', '203.0.113.0/24,example.com', '2001:db8::/129', '1.2.3']) {
+      expect(problem({ ...service, TRANSPORT_WEBHOOK_ALLOW_FROM: cidrs }), cidrs).toMatch(
+        /TRANSPORT_WEBHOOK_ALLOW_FROM must be comma-separated CIDRs/,
+      );
+    }
+    expect(problem({ ...service, TRANSPORT_WEBHOOK_TLS_CERT_FILE: '/etc/cert.pem' })).toMatch(
+      /go together: set both or neither/,
+    );
     const { TRANSPORT_CLIENT_ID: _omitted, ...withoutId } = service;
     expect(problem(withoutId)).toMatch(/TRANSPORT_CLIENT_ID is required/);
   });
