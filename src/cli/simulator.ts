@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { TransportError } from '../errors.js';
 import { createLogger } from '../log.js';
 import {
@@ -45,6 +46,9 @@ Options:
   --webhook-public-key-file FILE
                        where to write the public key (PEM) of the key pair generated to sign
                        them; required with --webhook-url (TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE)
+  --webhook-ca-file FILE
+                       trust an https receiver's certificate through this CA (PEM; a self-signed
+                       certificate is its own CA), read again for each new connection
   --strict-last-updated
                        move last_updated forward on every change, even within one second
                        (default: written to the second, as the real service does)
@@ -83,8 +87,12 @@ function parseRate(name: string, value: string | undefined, fallback: number): n
 function parseWebhookFlags(
   url: string | undefined,
   publicKeyFile: string | undefined,
-): { url: string; publicKeyFile: string } | undefined {
-  if (url === undefined && publicKeyFile === undefined) return undefined;
+  caFile: string | undefined,
+): { url: string; publicKeyFile: string; caFile?: string } | undefined {
+  if (url === undefined && publicKeyFile === undefined) {
+    if (caFile !== undefined) throw usageError('--webhook-ca-file needs --webhook-url');
+    return undefined;
+  }
   if (!url || !/^https?:\/\/[^\s]+$/.test(url) || !URL.canParse(url)) {
     throw usageError(`--webhook-url must be an http(s) URL, got "${url ?? ''}"`);
   }
@@ -93,6 +101,12 @@ function parseWebhookFlags(
       '--webhook-url needs --webhook-public-key-file',
       'the receiver verifies signatures with the public key written there',
     );
+  }
+  if (caFile !== undefined) {
+    if (!url.startsWith('https:'))
+      throw usageError('--webhook-ca-file needs an https --webhook-url');
+    if (!existsSync(caFile)) throw usageError(`--webhook-ca-file: no such file "${caFile}"`);
+    return { url, publicKeyFile, caFile };
   }
   return { url, publicKeyFile };
 }
@@ -117,6 +131,7 @@ export function createSimulatorCommand(waitForStop: () => Promise<void> = waitFo
         'fault-rate': { type: 'string' },
         'webhook-url': { type: 'string' },
         'webhook-public-key-file': { type: 'string' },
+        'webhook-ca-file': { type: 'string' },
         'strict-last-updated': { type: 'boolean' },
         'paging-churn': { type: 'string' },
         'drift-rate': { type: 'string' },
@@ -156,7 +171,11 @@ export function createSimulatorCommand(waitForStop: () => Promise<void> = waitFo
       } satisfies Roughness;
       const host = values.host ?? '127.0.0.1';
       if (host.trim() === '') throw usageError('--host must not be empty');
-      const webhooks = parseWebhookFlags(values['webhook-url'], values['webhook-public-key-file']);
+      const webhooks = parseWebhookFlags(
+        values['webhook-url'],
+        values['webhook-public-key-file'],
+        values['webhook-ca-file'],
+      );
 
       const share = faultRate / 4;
       const simulator = createSimulator({

@@ -11,7 +11,8 @@ import {
   sign,
   type KeyObject,
 } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Agent, buildConnector } from 'undici';
 import type { JsonValue, MutationSummary } from './model.js';
 import type { Random } from './random.js';
 import type { EventFactory } from './webhook-events.js';
@@ -37,6 +38,12 @@ export interface WebhookOptions {
   concurrency?: number;
   /** A delivery without an answer after this long failed; default 10000 (the service's limit). */
   timeoutMs?: number;
+  /**
+   * PEM file of the certificate authority (or the self-signed certificate itself) an https
+   * receiver's certificate is checked against, instead of the system's; read at every
+   * connection, so a receiver's renewed certificate can be trusted without a restart.
+   */
+  caFile?: string;
 }
 
 /** Counts of what the sender did. */
@@ -94,6 +101,14 @@ export function createWebhookSender(
   const timeoutMs = options.timeoutMs ?? 10_000;
   const stats: WebhookStats = { events: 0, attempts: 0, delivered: 0, duplicates: 0, lost: 0 };
   const lostEventIds: string[] = [];
+  const caFile = options.caFile;
+  // Each new connection reads the CA file, so a test can trust a renewed certificate.
+  const dispatcher = caFile
+    ? new Agent({
+        connect: (connectOptions, callback) =>
+          buildConnector({ ca: readFileSync(caFile) })(connectOptions, callback),
+      })
+    : undefined;
   let batch: Delivery[] = [];
   const queue: Delivery[] = [];
   const timers = new Set<NodeJS.Timeout>();
@@ -156,7 +171,8 @@ export function createWebhookSender(
         headers: { 'content-type': 'application/json', [header]: delivery.signature },
         body: delivery.body,
         signal: AbortSignal.timeout(timeoutMs),
-      });
+        ...(dispatcher && { dispatcher }),
+      } as RequestInit);
       await response.arrayBuffer();
       isDelivered = response.ok;
     } catch {
@@ -221,6 +237,7 @@ export function createWebhookSender(
     },
     close() {
       isClosed = true;
+      void dispatcher?.close();
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
       batch = [];

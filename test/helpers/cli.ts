@@ -44,9 +44,24 @@ export interface RunningCli {
   exited: Promise<CliResult>;
 }
 
-/** Starts the CLI and leaves it running. */
-export function startCli(args: string[], env: NodeJS.ProcessEnv, cwd?: string): RunningCli {
-  const child = spawn(process.execPath, [BIN, ...args], { env, cwd });
+/**
+ * Starts the CLI and leaves it running; with `fdLimit`, under that many open files (ulimit -n),
+ * as systemd's default LimitNOFILE=1024 would run it.
+ */
+export function startCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+  { fdLimit }: { fdLimit?: number } = {},
+): RunningCli {
+  const child =
+    fdLimit === undefined
+      ? spawn(process.execPath, [BIN, ...args], { env, cwd })
+      : spawn(
+          'sh',
+          ['-c', `ulimit -n ${fdLimit} && exec "$0" "$@"`, process.execPath, BIN, ...args],
+          { env, cwd },
+        );
   let stdout = '';
   let stderr = '';
   const waiters: (() => void)[] = [];
