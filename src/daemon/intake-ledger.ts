@@ -65,7 +65,7 @@ export function startIntakeLedger({
   const beat = () => {
     const now = store.now();
     try {
-      store.transaction(() => store.runs.setState(INTAKE_HEARTBEAT_KEY, now, now));
+      store.transaction(() => store.state.set(INTAKE_HEARTBEAT_KEY, now, now));
       if (failingSince !== null) {
         record(failingSince, now, 'store_failed');
         failingSince = null;
@@ -82,7 +82,7 @@ export function startIntakeLedger({
   };
 
   // The stretch since the last heartbeat of the previous run, if there was one.
-  const last = store.runs.getState(INTAKE_HEARTBEAT_KEY);
+  const last = store.state.get(INTAKE_HEARTBEAT_KEY);
   const now = store.now();
   if (last && last < now) {
     try {

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type Database from 'better-sqlite3';
 import type { Clock } from '../clock.js';
+import { createSyncStateStore } from '../db/sync-state-store.js';
 import { TransportError } from '../errors.js';
 import { isProcessAlive } from '../process.js';
 import { isoFromMs } from '../time.js';
@@ -39,17 +40,12 @@ export function acquireOwnerLease({
   onLost?: () => void;
 }) {
   const me: Owner = { pid, host: hostname(), startedAt: isoFromMs(clock.now()) };
-  const read = sqlite.prepare('SELECT value, updated_at FROM sync_state WHERE key = ?');
-  const write = sqlite.prepare(
-    `INSERT INTO sync_state (key, value, updated_at) VALUES (@key, @value, @updated_at)
-     ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-  );
-  const remove = sqlite.prepare('DELETE FROM sync_state WHERE key = ? AND value = ?');
+  const state = createSyncStateStore(sqlite);
   const value = JSON.stringify(me);
 
   sqlite
     .transaction(() => {
-      const row = read.get(KEY) as { value: string; updated_at: string } | undefined;
+      const row = state.entry(KEY);
       if (row && row.value !== value) {
         const holder = JSON.parse(row.value) as Owner;
         const ageMs = clock.now() - Date.parse(row.updated_at);
@@ -62,17 +58,14 @@ export function acquireOwnerLease({
           });
         }
       }
-      write.run({ key: KEY, value, updated_at: isoFromMs(clock.now()) });
+      state.set(KEY, value, isoFromMs(clock.now()));
     })
     .immediate();
 
-  const renewIfMine = sqlite.prepare(
-    'UPDATE sync_state SET updated_at = ? WHERE key = ? AND value = ?',
-  );
   // Renew only while the lease is still ours: a daemon that stalled past the expiry and was
   // replaced must stop, not fight its successor.
   const renew = () => {
-    if (renewIfMine.run(isoFromMs(clock.now()), KEY, value).changes === 0) {
+    if (!state.touchIf(KEY, value, isoFromMs(clock.now()))) {
       clearInterval(timer);
       onLost();
     }
@@ -84,7 +77,7 @@ export function acquireOwnerLease({
     /** Gives the database back at shutdown so a successor starts at once. */
     release(): void {
       clearInterval(timer);
-      remove.run(KEY, value);
+      state.deleteIf(KEY, value);
     },
   };
 }

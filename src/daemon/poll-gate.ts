@@ -24,7 +24,7 @@ export function createPollGate({
   clock: Clock;
   log: Logger;
 }) {
-  let retiredAt = mode === 'auto' ? (store.runs.getState(POLLING_RETIRED_KEY) ?? null) : null;
+  let retiredAt = mode === 'auto' ? (store.state.get(POLLING_RETIRED_KEY) ?? null) : null;
   // A restart probes at once: the service may have answered again meanwhile.
   let lastProbeMs = Number.NEGATIVE_INFINITY;
 
@@ -42,7 +42,7 @@ export function createPollGate({
       if (retiredAt === null && result.isPollingRetired) {
         retiredAt = store.now();
         lastProbeMs = clock.now();
-        store.transaction(() => store.runs.setState(POLLING_RETIRED_KEY, retiredAt!, retiredAt!));
+        store.transaction(() => store.state.set(POLLING_RETIRED_KEY, retiredAt!, retiredAt!));
         log.warn(
           {
             mode: 'webhooks-only',
@@ -52,7 +52,7 @@ export function createPollGate({
         );
       } else if (retiredAt !== null && result.isListComplete) {
         retiredAt = null;
-        store.transaction(() => store.runs.deleteState(POLLING_RETIRED_KEY));
+        store.transaction(() => store.state.delete(POLLING_RETIRED_KEY));
         log.info({ mode: 'polling' }, "the service's v1.0 list endpoints answer again: polling");
       }
     },

@@ -1,3 +1,4 @@
+import { hasTable } from './tables.js';
 import type Database from 'better-sqlite3';
 
 /** One intake_gaps row. */
@@ -44,7 +45,9 @@ export function createIntakeGapStore(sqlite: Database.Database) {
     },
     /** Ids of the requests at risk from a gap from `since` to `ended` (canonical ISO). */
     requestsAtRisk(since: string, ended: string): string[] {
-      return (atRisk.all({ since, ended }) as { request_id: string }[]).map((row) => row.request_id);
+      return (atRisk.all({ since, ended }) as { request_id: string }[]).map(
+        (row) => row.request_id,
+      );
     },
     /** Marks every alarmed gap reviewed; returns how many were. */
     acknowledge(at: string): number {
@@ -61,10 +64,7 @@ export function readIntakeGaps(
   sqlite: Database.Database,
   limit = 5,
 ): { unreviewed: number; last: IntakeGapRow[] } {
-  const hasTable = sqlite
-    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'intake_gaps'")
-    .get();
-  if (!hasTable) return { unreviewed: 0, last: [] };
+  if (!hasTable(sqlite, 'intake_gaps')) return { unreviewed: 0, last: [] };
   const unreviewed = sqlite
     .prepare('SELECT count(*) AS n FROM intake_gaps WHERE is_alarmed = 1 AND reviewed_at IS NULL')
     .get() as { n: number };

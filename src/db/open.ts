@@ -1,3 +1,4 @@
+import { hasTable } from './tables.js';
 import { closeSync, chmodSync, existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,12 +83,7 @@ export function knownMigrations(): { tag: string; when: number }[] {
 
 /** The number of migrations applied to this database (0 for a new one). */
 export function schemaVersion(sqlite: Database.Database): number {
-  const table = sqlite
-    .prepare(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'",
-    )
-    .get();
-  if (!table) return 0;
+  if (!hasTable(sqlite, '__drizzle_migrations')) return 0;
   return (sqlite.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number })
     .n;
 }

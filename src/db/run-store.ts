@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type Database from 'better-sqlite3';
 import { isProcessAlive } from '../process.js';
+import { hasColumn, hasTable } from './tables.js';
 
 interface AbandonCandidate {
   run_id: number;
@@ -46,7 +47,7 @@ export function emptyCounts(): RunCounts {
   };
 }
 
-/** sync_runs bookkeeping and the daemon's small key/value state. */
+/** sync_runs bookkeeping: one row per poll cycle, sync, backfill or probe. */
 export function createRunStore(sqlite: Database.Database) {
   const insertRun = sqlite.prepare(
     `INSERT INTO sync_runs (kind, started_at, status, window_from, window_to, pid, host)
@@ -61,12 +62,6 @@ export function createRunStore(sqlite: Database.Database) {
        requests_quarantined = @requestsQuarantined, schema_drift = @schemaDrift
      WHERE run_id = @run_id`,
   );
-  const setState = sqlite.prepare(
-    `INSERT INTO sync_state (key, value, updated_at) VALUES (@key, @value, @updated_at)
-     ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-  );
-  const getState = sqlite.prepare('SELECT value FROM sync_state WHERE key = ?');
-  const deleteState = sqlite.prepare('DELETE FROM sync_state WHERE key = ?');
   const running = sqlite.prepare(
     "SELECT run_id, kind, started_at, pid, host FROM sync_runs WHERE status = 'running'",
   );
@@ -121,17 +116,48 @@ export function createRunStore(sqlite: Database.Database) {
       }
       return closed;
     },
-    setState(key: string, value: string, at: string): void {
-      setState.run({ key, value, updated_at: at });
-    },
-    deleteState(key: string): void {
-      deleteState.run(key);
-    },
-    getState(key: string): string | undefined {
-      return (getState.get(key) as { value: string } | undefined)?.value;
-    },
   };
 }
 
 /** The run store's interface. */
 export type RunStore = ReturnType<typeof createRunStore>;
+
+/** One sync_runs row as read-only callers (status) see it. */
+export interface RecentRun {
+  run_id: number;
+  kind: string;
+  status: string;
+  started_at: string;
+  finished_at: string | null;
+  list_calls: number;
+  detail_calls: number;
+  retries: number;
+  requests_seen: number;
+  requests_new: number;
+  requests_changed: number;
+  requests_unchanged: number;
+  requests_unavailable: number;
+  requests_failed: number;
+  requests_quarantined: number;
+  schema_drift: number;
+  error: string | null;
+}
+
+/**
+ * The last `limit` runs, newest first, without writing: none when the table is missing, and a
+ * database not yet migrated to schema_drift still reports its runs (with 0 there).
+ */
+export function readRecentRuns(sqlite: Database.Database, limit: number): RecentRun[] {
+  if (!hasTable(sqlite, 'sync_runs')) return [];
+  const drift = hasColumn(sqlite, 'sync_runs', 'schema_drift')
+    ? 'schema_drift'
+    : '0 AS schema_drift';
+  return sqlite
+    .prepare(
+      `SELECT run_id, kind, status, started_at, finished_at, list_calls, detail_calls, retries,
+         requests_seen, requests_new, requests_changed, requests_unchanged, requests_unavailable,
+         requests_failed, requests_quarantined, ${drift}, error
+       FROM sync_runs ORDER BY run_id DESC LIMIT ?`,
+    )
+    .all(limit) as RecentRun[];
+}

@@ -9,6 +9,7 @@ import { createIntakeGapStore } from './intake-gap-store.js';
 import { createQuarantineStore } from './quarantine-store.js';
 import { createRequestStore } from './request-store.js';
 import { createRunStore } from './run-store.js';
+import { createSyncStateStore } from './sync-state-store.js';
 
 /**
  * The one store every path writes through (poll, backfill, webhooks, actions), so guards and the
@@ -23,6 +24,7 @@ export function createStore({ db, clock, log }: { db: MirrorDb; clock: Clock; lo
     db,
     requests,
     runs: createRunStore(db.sqlite),
+    state: createSyncStateStore(db.sqlite),
     quarantine: createQuarantineStore(db.sqlite),
     checkpoints: createCheckpointStore(db.sqlite),
     intakeGaps: createIntakeGapStore(db.sqlite),

@@ -1,3 +1,4 @@
+import { hasTable } from '../db/tables.js';
 import {
   closeSync,
   existsSync,
@@ -89,10 +90,7 @@ function verifyCopy(path: string): number {
         hint: 'Run `sqlite3 "$TRANSPORT_DB" "PRAGMA integrity_check"` on the database itself.',
       });
     }
-    const table = copy
-      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'")
-      .get();
-    return table
+    return hasTable(copy, '__drizzle_migrations')
       ? (copy.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number }).n
       : 0;
   } finally {

@@ -1,5 +1,6 @@
 import { Cron } from 'croner';
 import type Database from 'better-sqlite3';
+import { readSyncState } from '../db/sync-state-store.js';
 import { readPollingRetiredAt } from './mode.js';
 import { LAST_SUCCESS_KEY } from '../sync/poll.js';
 
@@ -62,13 +63,7 @@ export function nthRunAfter(pattern: string, fromMs: number, n: number): number 
 
 /** Reads the last success time the poll cycle records in sync_state (null when absent). */
 export function readLastSuccessAt(sqlite: Database.Database): string | null {
-  const hasTable = sqlite
-    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sync_state'")
-    .get();
-  if (!hasTable) return null;
-  const row = sqlite.prepare('SELECT value FROM sync_state WHERE key = ?').get(LAST_SUCCESS_KEY) as
-    { value: string } | undefined;
-  return row?.value ?? null;
+  return readSyncState(sqlite, LAST_SUCCESS_KEY)?.value ?? null;
 }
 
 /** Freshness of `lastSuccessAt` at `nowMs`, against staleAfterCycles intervals of `pollCron`. */

@@ -1,3 +1,4 @@
+import { hasTable } from '../db/tables.js';
 import type Database from 'better-sqlite3';
 import { readIntakeGaps, readRequestsAtRisk } from '../db/intake-gap-store.js';
 
@@ -60,10 +61,7 @@ export function readWebhookSilence(
   sqlite: Database.Database,
   { minutes, hours, nowMs }: { minutes: number; hours: readonly [number, number]; nowMs: number },
 ): WebhookSilenceReport {
-  const hasTable = sqlite
-    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'webhook_events'")
-    .get();
-  const last = hasTable
+  const last = hasTable(sqlite, 'webhook_events')
     ? (
         sqlite.prepare('SELECT max(received_at) AS at FROM webhook_events').get() as {
           at: string | null;

@@ -1,3 +1,4 @@
+import { hasTable } from '../db/tables.js';
 import type Database from 'better-sqlite3';
 import { Gauge, type Registry } from 'prom-client';
 import { databaseBytes, readMirrorFacts, type MirrorFacts } from './facts.js';
@@ -179,10 +180,7 @@ export function registerDbGauges({
 
 /** Intake gaps by kind; none when the table does not exist yet. */
 function countGaps(sqlite: Database.Database): Snapshot['gaps'] {
-  const hasTable = sqlite
-    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'intake_gaps'")
-    .get();
-  if (!hasTable) return { unreviewed: 0, alarmed: 0, quiet: 0 };
+  if (!hasTable(sqlite, 'intake_gaps')) return { unreviewed: 0, alarmed: 0, quiet: 0 };
   return sqlite
     .prepare(
       `SELECT coalesce(sum(is_alarmed = 1 AND reviewed_at IS NULL), 0) AS unreviewed,

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { readSyncState } from '../db/sync-state-store.js';
 
 /** Key in sync_state of when the daemon found the polling API retired (TRANSPORT_POLL=auto). */
 export const POLLING_RETIRED_KEY = 'polling_retired_at';
@@ -8,14 +9,7 @@ export type IntakeMode = 'polling+webhooks' | 'webhooks-only' | 'polling-only';
 
 /** When the polling API was found retired, or null (also when the table does not exist yet). */
 export function readPollingRetiredAt(sqlite: Database.Database): string | null {
-  const hasTable = sqlite
-    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sync_state'")
-    .get();
-  if (!hasTable) return null;
-  const row = sqlite
-    .prepare('SELECT value FROM sync_state WHERE key = ?')
-    .get(POLLING_RETIRED_KEY) as { value: string } | undefined;
-  return row?.value ?? null;
+  return readSyncState(sqlite, POLLING_RETIRED_KEY)?.value ?? null;
 }
 
 /** Whether polling runs: on, or auto while the polling API has not been found retired. */

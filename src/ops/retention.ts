@@ -1,3 +1,4 @@
+import { hasTable } from '../db/tables.js';
 import type Database from 'better-sqlite3';
 import { Cron } from 'croner';
 import { describeError } from '../errors.js';
@@ -54,10 +55,7 @@ export function pruneHistory({
   if (retentionDays <= 0) return counts;
   const cutoff = isoFromMs(now - retentionDays * 86_400_000);
   for (const rule of RULES) {
-    const exists = sqlite
-      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
-      .get(rule.table);
-    if (!exists) continue;
+    if (!hasTable(sqlite, rule.table)) continue;
     const remove = sqlite.prepare(
       `DELETE FROM ${rule.table} WHERE rowid IN
          (SELECT rowid FROM ${rule.table} WHERE ${rule.where} LIMIT ${BATCH_ROWS})`,

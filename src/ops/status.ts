@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { knownMigrations, schemaVersion } from '../db/open.js';
+import { readRecentRuns, type RecentRun } from '../db/run-store.js';
 import { isoFromMs } from '../time.js';
 import { databaseBytes, readMirrorFacts, type SchemaDriftFacts } from './facts.js';
 import { assessFreshness, readLastSuccessAt } from './freshness.js';
@@ -11,27 +12,8 @@ import {
 } from './intake.js';
 import { intakeMode, isPollingEffective, readPollingRetiredAt, type IntakeMode } from './mode.js';
 
-/** One sync_runs row as `status` shows it. */
-export interface StatusRun {
-  run_id: number;
-  kind: string;
-  status: string;
-  started_at: string;
-  finished_at: string | null;
-  duration_seconds: number | null;
-  list_calls: number;
-  detail_calls: number;
-  retries: number;
-  requests_seen: number;
-  requests_new: number;
-  requests_changed: number;
-  requests_unchanged: number;
-  requests_unavailable: number;
-  requests_failed: number;
-  requests_quarantined: number;
-  schema_drift: number;
-  error: string | null;
-}
+/** One sync_runs row as `status` shows it: the row, and how long the run took. */
+export type StatusRun = RecentRun & { duration_seconds: number | null };
 
 /**
  * The `status --json` document. Keys are a public interface for scripts and monitoring: stable,
@@ -141,25 +123,7 @@ export function readStatus(input: StatusInput): StatusReport {
 }
 
 function lastRuns(sqlite: Database.Database, limit: number): StatusRun[] {
-  const hasTable = sqlite
-    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sync_runs'")
-    .get();
-  if (!hasTable) return [];
-  // A database not yet migrated to schema_drift still reports its runs.
-  const columns = sqlite.prepare('SELECT name FROM pragma_table_info(?)').all('sync_runs') as {
-    name: string;
-  }[];
-  const drift = columns.some((c) => c.name === 'schema_drift')
-    ? 'schema_drift'
-    : '0 AS schema_drift';
-  const rows = sqlite
-    .prepare(
-      `SELECT run_id, kind, status, started_at, finished_at, list_calls, detail_calls, retries,
-         requests_seen, requests_new, requests_changed, requests_unchanged, requests_unavailable,
-         requests_failed, requests_quarantined, ${drift}, error
-       FROM sync_runs ORDER BY run_id DESC LIMIT ?`,
-    )
-    .all(limit) as Omit<StatusRun, 'duration_seconds'>[];
+  const rows = readRecentRuns(sqlite, limit);
   return rows.map(({ run_id, kind, status, started_at, finished_at, ...counts }) => {
     const ms = finished_at ? Date.parse(finished_at) - Date.parse(started_at) : Number.NaN;
     const duration_seconds = Number.isFinite(ms) ? ms / 1000 : null;

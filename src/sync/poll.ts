@@ -278,7 +278,7 @@ function finishCycle(
   store.transaction(() => {
     store.runs.finish(run.runId, { finishedAt, status, counts, error });
     if (run.isListComplete && status !== 'aborted')
-      store.runs.setState(LAST_SUCCESS_KEY, finishedAt, finishedAt);
+      store.state.set(LAST_SUCCESS_KEY, finishedAt, finishedAt);
   });
   const line = { runId: run.runId, status, ...counts };
   if (status === 'ok') log.info(line, 'poll cycle finished');
