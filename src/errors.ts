@@ -1,10 +1,12 @@
+import type { ErrorArea, ErrorCode } from './error-codes.js';
+
 /**
  * One error type for the whole project. Every failure carries a stable dotted `code`
- * (`api.rate_limited`, `config.invalid`), a `hint` for the operator, and whether trying the same
+ * (`api.rate_limited`, `config.invalid`; the catalogs are in error-codes.ts), a `hint` for the operator, and whether trying the same
  * thing again could succeed. Wrap with context on the way up; log once, at the loop boundary.
  */
 export interface TransportErrorOptions {
-  code: string;
+  code: ErrorCode;
   message: string;
   hint?: string;
   cause?: unknown;
@@ -15,7 +17,7 @@ export interface TransportErrorOptions {
 
 /** The project's error: code, message, hint, retryability and safe details. */
 export class TransportError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly hint: string | undefined;
   readonly isRetryable: boolean;
   readonly details: Record<string, unknown>;
@@ -31,7 +33,10 @@ export class TransportError extends Error {
 }
 
 /** True when `error` is a TransportError, optionally with the given code or code prefix (`api.`). */
-export function isTransportError(error: unknown, code?: string): error is TransportError {
+export function isTransportError(
+  error: unknown,
+  code?: ErrorCode | ErrorArea,
+): error is TransportError {
   if (!(error instanceof TransportError)) return false;
   if (code === undefined) return true;
   return code.endsWith('.') ? error.code.startsWith(code) : error.code === code;

@@ -1,3 +1,4 @@
+import type { ErrorCode } from './error-codes.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TransportError } from './errors.js';
@@ -34,7 +35,7 @@ export function parseListen(
 export async function listenOn(
   server: Server,
   listen: string,
-  setting: ListenSetting & { code: string; what: string; scheme?: 'http' | 'https' },
+  setting: ListenSetting & { code: ErrorCode; what: string; scheme?: 'http' | 'https' },
 ): Promise<string> {
   const { host, port } = parseListen(listen, setting);
   await new Promise<void>((resolve, reject) => {

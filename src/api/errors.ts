@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../error-codes.js';
 import { TransportError } from '../errors.js';
 
 /**
@@ -110,7 +111,7 @@ export function errorFromStatus(options: {
     ...(options.attempts !== undefined && { attempts: options.attempts }),
   };
   const what = `${ctx.method} ${ctx.endpoint}`;
-  const make = (code: string, message: string, isRetryable: boolean, hint?: string) =>
+  const make = (code: ErrorCode, message: string, isRetryable: boolean, hint?: string) =>
     new TransportError({ code, message, isRetryable, details, ...(hint && { hint }) });
 
   if ((status === 404 || status === 410) && scope === 'collection') {

@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../../src/error-codes.js';
 import { describe, expect, it } from 'vitest';
 import { TransportError } from '../../src/errors.js';
 import {
@@ -10,7 +11,7 @@ import {
   isUncertain,
 } from '../../src/outbox/failures.js';
 
-const error = (code: string, details: Record<string, unknown> = {}, isRetryable = false) =>
+const error = (code: ErrorCode, details: Record<string, unknown> = {}, isRetryable = false) =>
   new TransportError({ code, message: `PUT requests.accept: ${code}`, details, isRetryable });
 
 describe('classifyFailure', () => {
@@ -21,7 +22,7 @@ describe('classifyFailure', () => {
       'api.not_found',
       'api.gone',
       'api.invalid_argument',
-    ]) {
+    ] as const) {
       expect(classifyFailure(error(code)).kind).toBe('permanent');
     }
     expect(classifyFailure(error('api.unexpected_status', { status: 409 })).kind).toBe('permanent');

@@ -1,0 +1,19 @@
+/** Error codes of the database, each with its exit class (catalog: src/error-codes.ts). */
+export const DB_ERROR_CODES = {
+  /** The file is not a healthy SQLite database. */
+  'db.corrupt': 'failure',
+  /** The disk or the database is full. */
+  'db.full': 'failure',
+  /** An I/O error reading or writing the file. */
+  'db.io': 'failure',
+  /** Another writer held the database past busy_timeout. */
+  'db.locked': 'failure',
+  /** No database at the path (a read-only command). */
+  'db.missing': 'failure',
+  /** The database was migrated by a newer version. */
+  'db.newer_schema': 'failure',
+  /** The database has not been migrated (run migrate). */
+  'db.not_migrated': 'failure',
+  /** The file cannot be opened or created. */
+  'db.open_failed': 'failure',
+} as const;

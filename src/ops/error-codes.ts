@@ -1,0 +1,13 @@
+/** Error codes of operations: the monitoring endpoint and backups, each with its exit class (catalog: src/error-codes.ts). */
+export const OPS_ERROR_CODES = {
+  /** TRANSPORT_HTTP_LISTEN is in use or not on this host. */
+  'ops.listen_failed': 'failure',
+  /** The backup copy failed its integrity check. */
+  'backup.corrupt': 'failure',
+  /** The backup file exists already. */
+  'backup.exists': 'failure',
+  /** The backup directory does not exist. */
+  'backup.no_directory': 'failure',
+  /** The backup would overwrite the database itself. */
+  'backup.same_file': 'failure',
+} as const;
