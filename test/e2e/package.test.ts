@@ -1,0 +1,295 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import type Database from 'better-sqlite3';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  cleanEnv,
+  processTracker,
+  serviceEnv,
+  startSimulatorProcess,
+  type CliResult,
+} from '../helpers/cli.js';
+import { tempDir } from '../helpers/records.js';
+
+// The package as users get it: `npm pack` in the repository, `npm install -g` of the tarball into
+// a temporary prefix, and the installed `transport-sync` run as a process from outside the
+// repository. Installing compiles better-sqlite3 (about a minute), hence the long timeouts. Any
+// failure of npm fails these tests; nothing here is skipped.
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const PACKAGE = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+};
+const INSTALL_TIMEOUT_MS = 5 * 60_000;
+/** Where the units and the README expect `npm install -g --prefix /usr/local` to put the package. */
+const SYSTEM_PREFIX = '/usr/local';
+
+/** PATH with the Node running these tests first, so npm, node-gyp and the CLI's shebang use it. */
+function pathWithThisNode(): string {
+  return [dirname(process.execPath), process.env.PATH ?? ''].join(delimiter);
+}
+
+/**
+ * The environment for npm: the machine's npm configuration, cache and registry (and
+ * npm_config_nodedir, if set, for node-gyp), but none of the prefix settings `npm test` exports,
+ * so that --prefix alone decides where the package goes.
+ */
+function npmEnv(): NodeJS.ProcessEnv {
+  const env = cleanEnv({ PATH: pathWithThisNode() });
+  for (const key of Object.keys(env)) {
+    const lower = key.toLowerCase();
+    if (
+      lower === 'npm_config_prefix' ||
+      lower === 'npm_config_global' ||
+      lower === 'npm_config_local_prefix' ||
+      lower === 'npm_config_global_prefix' ||
+      lower.startsWith('npm_package_') ||
+      lower.startsWith('npm_lifecycle_')
+    )
+      delete env[key];
+  }
+  return env;
+}
+
+/** Runs a command to completion; kills it and says so after `timeoutMs`. */
+function run(
+  command: string,
+  args: string[],
+  { env, cwd, timeoutMs = 60_000 }: { env: NodeJS.ProcessEnv; cwd: string; timeoutMs?: number },
+): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(
+        new Error(
+          `${command} ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+        ),
+      );
+    }, timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(new Error(`cannot start ${command}: ${error.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** Fails with the command's whole output unless it exited 0. */
+function mustSucceed(what: string, result: CliResult): CliResult {
+  if (result.code !== 0) {
+    throw new Error(
+      `${what} exited ${result.code ?? result.signal}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
+    );
+  }
+  return result;
+}
+
+interface Packed {
+  filename: string;
+  size: number;
+  entryCount: number;
+  files: { path: string }[];
+}
+
+const processes = processTracker();
+afterEach(() => processes.stopAll());
+
+let work: string;
+let packed: Packed;
+let tarball: string;
+let prefix: string;
+let installed: string;
+let installedBin: string;
+/** Why packing or installing failed: every test then fails with it, none is skipped. */
+let setupError: unknown;
+
+beforeAll(async () => {
+  try {
+    await packAndInstall();
+  } catch (error) {
+    setupError = error;
+  }
+}, INSTALL_TIMEOUT_MS + 60_000);
+
+/** Throws the packing or installing failure, so that each test reports it as its own. */
+function packedAndInstalled(): void {
+  if (setupError !== undefined) throw setupError;
+}
+
+async function packAndInstall(): Promise<void> {
+  if (!existsSync(join(REPO, 'dist/cli/bin.js'))) {
+    throw new Error('dist/cli/bin.js is missing: run `npm run build` (npm test does) first');
+  }
+  work = tempDir('transport-sync-package-');
+  prefix = join(work, 'prefix');
+  // --ignore-scripts: `prepare` would rebuild dist/ under the other test files' running CLIs;
+  // `npm test` has just built it.
+  const pack = mustSucceed(
+    'npm pack',
+    await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], {
+      env: npmEnv(),
+      cwd: REPO,
+    }),
+  );
+  [packed] = JSON.parse(pack.stdout) as [Packed];
+  tarball = join(work, packed.filename);
+  const started = Date.now();
+  mustSucceed(
+    'npm install -g of the tarball',
+    await run(
+      'npm',
+      [
+        'install',
+        '--global',
+        '--prefix',
+        prefix,
+        // npm 11 asks for install scripts to be allowed by name; better-sqlite3 compiles its addon.
+        '--allow-scripts=better-sqlite3',
+        '--no-audit',
+        '--no-fund',
+        '--no-update-notifier',
+        tarball,
+      ],
+      { env: npmEnv(), cwd: work, timeoutMs: INSTALL_TIMEOUT_MS },
+    ),
+  );
+  console.log(
+    `package test: ${packed.filename}, ${packed.size} bytes, ${packed.entryCount} files; ` +
+      `npm install -g took ${Math.round((Date.now() - started) / 1000)} s`,
+  );
+  installed = join(prefix, 'lib/node_modules', PACKAGE.name);
+  installedBin = join(prefix, 'bin', 'transport-sync');
+}
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+/**
+ * better-sqlite3 as the installed package has it, built during the install for the Node running
+ * these tests, so the checks below do not depend on the repository's own build of the addon.
+ */
+function openInstalledDb(path: string): Database.Database {
+  const InstalledDatabase = createRequire(join(installed, 'package.json'))(
+    'better-sqlite3',
+  ) as typeof Database;
+  return new InstalledDatabase(path, { readonly: true });
+}
+
+/** Runs the installed `transport-sync` through its bin link, from outside the repository. */
+function runInstalled(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return run(installedBin, args, { env: { ...env, PATH: pathWithThisNode() }, cwd: work });
+}
+
+describe('the package built by npm pack', () => {
+  it('is one tarball holding the CLI, the migrations, the systemd units and the README, and no sources', () => {
+    packedAndInstalled();
+    expect(existsSync(tarball)).toBe(true);
+    expect(packed.filename).toBe(`${PACKAGE.name}-${PACKAGE.version}.tgz`);
+    const paths = packed.files.map((file) => file.path);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'README.md',
+        'dist/cli/bin.js',
+        'drizzle/meta/_journal.json',
+        'systemd/transport-sync.service',
+        'systemd/transport-sync-sync.service',
+        'systemd/transport-sync-sync.timer',
+        'systemd/transport-sync.env.example',
+      ]),
+    );
+    const migrations = readdirSql(join(REPO, 'drizzle'));
+    expect(migrations.length).toBeGreaterThan(0);
+    for (const migration of migrations) expect(paths).toContain(`drizzle/${migration}`);
+    expect(paths.filter((path) => /^(src|test|bench|node_modules|\.cache)\//.test(path))).toEqual(
+      [],
+    );
+  });
+});
+
+describe('transport-sync installed with npm install -g from the tarball', () => {
+  it('is on the PATH of the prefix and prints its commands with --help', async () => {
+    packedAndInstalled();
+    expect(realpathSync(installedBin)).toBe(realpathSync(join(installed, 'dist/cli/bin.js')));
+    const help = await runInstalled(['--help'], cleanEnv());
+    expect(help.code, help.stderr).toBe(0);
+    for (const command of ['run', 'sync', 'migrate', 'status', 'doctor', 'backup']) {
+      expect(help.stdout).toMatch(new RegExp(`^\\s+${command}\\s`, 'm'));
+    }
+    const version = await runInstalled(['version'], cleanEnv());
+    expect(version.code, version.stderr).toBe(0);
+    expect(version.stdout).toContain(PACKAGE.version);
+  });
+
+  it('carries its migrations and systemd units, at the path the units name', () => {
+    packedAndInstalled();
+    expect(existsSync(join(installed, 'drizzle/meta/_journal.json'))).toBe(true);
+    expect(readdirSql(join(installed, 'drizzle'))).toEqual(readdirSql(join(REPO, 'drizzle')));
+    for (const unit of ['transport-sync.service', 'transport-sync-sync.service']) {
+      const text = readFileSync(join(installed, 'systemd', unit), 'utf8');
+      const execStart = text.match(/^ExecStart=\S+(?: --\S+)* (\S+) \w+$/m);
+      expect(execStart, `${unit} has an ExecStart naming the CLI`).not.toBeNull();
+      const script = execStart![1]!;
+      expect(script.startsWith(`${SYSTEM_PREFIX}/`), `${unit}: ${script}`).toBe(true);
+      // The same layout under the test's prefix as under /usr/local.
+      const here = join(prefix, script.slice(SYSTEM_PREFIX.length));
+      expect(existsSync(here), `${unit} names ${script}`).toBe(true);
+      expect(realpathSync(here)).toBe(realpathSync(installedBin));
+    }
+  });
+
+  it('creates the schema from its own migrations with migrate', async () => {
+    packedAndInstalled();
+    const dbPath = join(tempDir(), 'mirror.db');
+    const migrate = await runInstalled(['migrate', '--db', dbPath], cleanEnv());
+    expect(migrate.code, migrate.stderr).toBe(0);
+    const db = openInstalledDb(dbPath);
+    const tables = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+      .all()
+      .map((row) => (row as { name: string }).name);
+    const applied = (
+      db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get() as {
+        n: number;
+      }
+    ).n;
+    db.close();
+    expect(tables).toEqual(
+      expect.arrayContaining(['requests', 'request_locations', 'sync_state', 'sync_runs']),
+    );
+    expect(applied).toBe(readdirSql(join(REPO, 'drizzle')).length);
+  });
+
+  it('mirrors the service with one sync', async () => {
+    packedAndInstalled();
+    const sim = processes.track(await startSimulatorProcess(['--requests', '40']));
+    const dbPath = join(tempDir(), 'mirror.db');
+    const sync = await runInstalled(['sync'], serviceEnv(sim.url, { TRANSPORT_DB: dbPath }));
+    expect(sync.code, sync.stderr).toBe(0);
+    expect(sync.stdout).toMatch(/^sync ok: \d+ seen, \d+ new/);
+    const db = openInstalledDb(dbPath);
+    const { n } = db.prepare('SELECT count(*) AS n FROM requests').get() as { n: number };
+    db.close();
+    expect(n).toBeGreaterThan(0);
+  });
+});
+
+/** The migration files (*.sql) in a drizzle folder, sorted. */
+function readdirSql(folder: string): string[] {
+  return readdirSync(folder)
+    .filter((name) => name.endsWith('.sql'))
+    .sort();
+}
