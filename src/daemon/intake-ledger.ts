@@ -26,12 +26,19 @@ export function startIntakeLedger({
   clock,
   log,
   alarmSeconds,
+  resumedAt,
   intervalMs = HEARTBEAT_INTERVAL_MS,
 }: {
   store: Store;
   clock: Clock;
   log: Logger;
   alarmSeconds: number;
+  /**
+   * When the receiver began to accept again (canonical ISO; default now). The ledger starts once
+   * the events stored before that are applied, so that the requests it names at risk are judged
+   * on a mirror that holds everything intake received.
+   */
+  resumedAt?: string;
   intervalMs?: number;
 }) {
   let failingSince: string | null = null;
@@ -83,7 +90,7 @@ export function startIntakeLedger({
 
   // The stretch since the last heartbeat of the previous run, if there was one.
   const last = store.state.get(INTAKE_HEARTBEAT_KEY);
-  const now = store.now();
+  const now = resumedAt ?? store.now();
   if (last && last < now) {
     try {
       record(last, now, 'daemon_down');

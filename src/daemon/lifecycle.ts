@@ -15,6 +15,20 @@ import { createScheduler, parseCronPattern } from './scheduler.js';
 /** How long a graceful stop may take before the process is ended regardless. */
 export const SHUTDOWN_DEADLINE_MS = 10_000;
 
+/** Longest wait at start for the webhook backlog before the intake gap is judged. */
+const BACKLOG_WAIT_MS = 10_000;
+
+/** Resolves when `promise` settles or after `ms`, whichever comes first. */
+async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  try {
+    await Promise.race([promise.catch(() => undefined), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** A running daemon. */
 export interface Daemon {
   context: SyncContext;
@@ -144,6 +158,7 @@ export async function startDaemon({
     if (config.webhookListen) {
       // The ledger starts once the receiver listens; a store failure before that has no gap.
       const intake: { ledger?: IntakeLedger } = {};
+      const resumedAt = store.now();
       const webhooks = await startWebhookService({
         config,
         store,
@@ -159,19 +174,24 @@ export async function startDaemon({
         onStoreHealth: (isStoring) =>
           isStoring ? intake.ledger?.onStored() : intake.ledger?.onStoreFailed(),
       });
-      const ledger = startIntakeLedger({
-        store,
-        clock: context.clock,
-        log: log.child({ area: 'webhooks' }),
-        alarmSeconds: config.intakeGapAlarmSeconds,
-      });
-      intake.ledger = ledger;
       // The last heartbeat is written once the receiver has closed, after the last delivery it
       // stored: the next gap starts where intake really stopped.
       releasers.push(async () => {
         await webhooks.stop();
-        ledger.stop();
+        intake.ledger?.stop();
       });
+      // Events stored before the restart are applied first (bounded, so a failing backlog
+      // cannot hold the heartbeat back): a request they bring is then judged at risk too.
+      await waitAtMost(webhooks.idle(), BACKLOG_WAIT_MS);
+      if (!stopping) {
+        intake.ledger = startIntakeLedger({
+          store,
+          clock: context.clock,
+          log: log.child({ area: 'webhooks' }),
+          alarmSeconds: config.intakeGapAlarmSeconds,
+          resumedAt,
+        });
+      }
     } else if (!config.isPollingOn) {
       log.warn('neither polling nor webhooks: only the outbox is served');
     }
