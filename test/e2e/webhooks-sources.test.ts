@@ -12,7 +12,7 @@ import {
   type RunningCli,
 } from '../helpers/cli.js';
 import { tempDir } from '../helpers/records.js';
-import { deliverFrom, keyPair, v2Event } from '../integration/webhooks-helpers.js';
+import { deliverFrom, keyPair, v2Event } from '../helpers/webhooks.js';
 
 const processes = processTracker();
 const sockets: Socket[] = [];

@@ -1,9 +1,9 @@
 import nock from 'nock';
-import { TransportError } from '../../../src/errors.js';
+import { TransportError } from '../../src/errors.js';
 import { Writable } from 'node:stream';
-import type { Clock } from '../../../src/clock.js';
-import { createServiceClient, type ServiceClientOptions } from '../../../src/api/index.js';
-import { createLogger, type Logger } from '../../../src/log.js';
+import type { Clock } from '../../src/clock.js';
+import { createServiceClient, type ServiceClientOptions } from '../../src/api/index.js';
+import { createLogger, type Logger } from '../../src/log.js';
 
 /** Base addresses of the tests: one bare, one with a trailing slash, one with a path prefix. */
 export const AUTH = 'https://auth.example';

@@ -14,7 +14,7 @@ import {
 } from '../../src/simulator/index.js';
 import { createCallTally, type CallTally } from '../../src/sync/call-tally.js';
 import { runPollCycle, type PollDeps } from '../../src/sync/poll.js';
-import { manualClock, type ManualClock } from '../integration/simulator-helpers.js';
+import { manualClock, type ManualClock } from './simulator.js';
 import { tempDir } from './records.js';
 
 /** The simulator on loopback, a real SQLite file and the real client, sharing one manual clock. */

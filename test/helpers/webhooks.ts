@@ -13,8 +13,8 @@ import {
   type WebhookConfig,
   type WebhookService,
 } from '../../src/webhooks/index.js';
-import { startMirror, type MirrorFixture } from '../helpers/mirror.js';
-import { tempDir } from '../helpers/records.js';
+import { startMirror, type MirrorFixture } from './mirror.js';
+import { tempDir } from './records.js';
 import type { SimulatorOptions } from '../../src/simulator/index.js';
 
 let pair: { privateKey: KeyObject; publicKeyPem: string } | undefined;

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startIntakeLedger } from '../../src/daemon/intake-ledger.js';
-import { readStatus } from '../../src/ops/status.js';
-import { startMirror, type MirrorFixture } from '../helpers/mirror.js';
-import { captureLogger } from '../unit/api/helpers.js';
+import { startIntakeLedger } from '../../../src/daemon/intake-ledger.js';
+import { readStatus } from '../../../src/ops/status.js';
+import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
+import { captureLogger } from '../../helpers/api.js';
 
 let mirror: MirrorFixture;
 afterEach(async () => mirror?.close());

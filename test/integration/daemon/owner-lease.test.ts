@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/db/open.js';
-import { acquireOwnerLease, LEASE_EXPIRY_MS } from '../../src/daemon/owner-lease.js';
-import { isTransportError } from '../../src/errors.js';
-import { manualClock } from './simulator-helpers.js';
-import { tempDir } from '../helpers/records.js';
+import { openDatabase } from '../../../src/db/open.js';
+import { acquireOwnerLease, LEASE_EXPIRY_MS } from '../../../src/daemon/owner-lease.js';
+import { isTransportError } from '../../../src/errors.js';
+import { manualClock } from '../../helpers/simulator.js';
+import { tempDir } from '../../helpers/records.js';
 
 describe('the daemon owner lease', () => {
   it('refuses a second owner while the first is alive, and hands over when it lapses or is released', () => {

@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isTransportError } from '../../src/errors.js';
-import type { CycleResult } from '../../src/sync/poll.js';
-import { startMirror, type MirrorFixture } from '../helpers/mirror.js';
-import { expectMirrorEqualsTruth } from '../helpers/truth.js';
+import { isTransportError } from '../../../src/errors.js';
+import type { CycleResult } from '../../../src/sync/poll.js';
+import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
+import { expectMirrorEqualsTruth } from '../../helpers/truth.js';
 
 let mirror: MirrorFixture;
 afterEach(async () => mirror?.close());

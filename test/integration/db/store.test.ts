@@ -2,11 +2,11 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/clock.js';
-import { openDatabase, schemaVersion, type MirrorDb } from '../../src/db/open.js';
-import { createStore, type Store } from '../../src/db/store.js';
-import { normalizeDetail } from '../../src/sync/normalize.js';
-import { detailRecord, listFields, tempDir } from '../helpers/records.js';
+import { systemClock } from '../../../src/clock.js';
+import { openDatabase, schemaVersion, type MirrorDb } from '../../../src/db/open.js';
+import { createStore, type Store } from '../../../src/db/store.js';
+import { normalizeDetail } from '../../../src/sync/normalize.js';
+import { detailRecord, listFields, tempDir } from '../../helpers/records.js';
 
 let db: MirrorDb;
 let store: Store;

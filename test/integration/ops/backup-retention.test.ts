@@ -2,11 +2,11 @@ import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase, type MirrorDb } from '../../src/db/open.js';
-import { backupDatabase } from '../../src/ops/backup.js';
-import { pruneHistory } from '../../src/ops/retention.js';
-import { startMirror, type MirrorFixture } from '../helpers/mirror.js';
-import { tempDir } from '../helpers/records.js';
+import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
+import { backupDatabase } from '../../../src/ops/backup.js';
+import { pruneHistory } from '../../../src/ops/retention.js';
+import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
+import { tempDir } from '../../helpers/records.js';
 
 let mirror: MirrorFixture | undefined;
 let db: MirrorDb | undefined;

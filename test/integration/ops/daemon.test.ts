@@ -3,12 +3,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/clock.js';
-import { loadConfig } from '../../src/config/index.js';
-import { openDatabase, type MirrorDb } from '../../src/db/open.js';
-import { silentLogger } from '../../src/log.js';
-import { createDaemonOps } from '../../src/ops/daemon-ops.js';
-import { tempDir } from '../helpers/records.js';
+import { systemClock } from '../../../src/clock.js';
+import { loadConfig } from '../../../src/config/index.js';
+import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
+import { silentLogger } from '../../../src/log.js';
+import { createDaemonOps } from '../../../src/ops/daemon-ops.js';
+import { tempDir } from '../../helpers/records.js';
 
 let db: MirrorDb | undefined;
 afterEach(() => db?.close());

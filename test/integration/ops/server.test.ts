@@ -1,20 +1,20 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createServiceClient, type ServiceClient } from '../../src/api/index.js';
-import { systemClock, type Clock } from '../../src/clock.js';
-import { createScheduler } from '../../src/daemon/scheduler.js';
-import { openDatabase, type MirrorDb } from '../../src/db/open.js';
-import { createStore } from '../../src/db/store.js';
-import { silentLogger } from '../../src/log.js';
-import { createReadiness } from '../../src/ops/freshness.js';
-import { startOpsServer, type OpsServer } from '../../src/ops/http-server.js';
-import { createMetrics, type Metrics } from '../../src/ops/metrics.js';
-import { registerDbGauges } from '../../src/ops/metrics-db.js';
-import { createSimulator, type Simulator } from '../../src/simulator/index.js';
-import { createCallTally } from '../../src/sync/call-tally.js';
-import { runPollCycle, type CycleResult, type PollDeps } from '../../src/sync/poll.js';
-import { tempDir } from '../helpers/records.js';
-import { manualClock } from './simulator-helpers.js';
+import { createServiceClient, type ServiceClient } from '../../../src/api/index.js';
+import { systemClock, type Clock } from '../../../src/clock.js';
+import { createScheduler } from '../../../src/daemon/scheduler.js';
+import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
+import { createStore } from '../../../src/db/store.js';
+import { silentLogger } from '../../../src/log.js';
+import { createReadiness } from '../../../src/ops/freshness.js';
+import { startOpsServer, type OpsServer } from '../../../src/ops/http-server.js';
+import { createMetrics, type Metrics } from '../../../src/ops/metrics.js';
+import { registerDbGauges } from '../../../src/ops/metrics-db.js';
+import { createSimulator, type Simulator } from '../../../src/simulator/index.js';
+import { createCallTally } from '../../../src/sync/call-tally.js';
+import { runPollCycle, type CycleResult, type PollDeps } from '../../../src/sync/poll.js';
+import { tempDir } from '../../helpers/records.js';
+import { manualClock } from '../../helpers/simulator.js';
 
 /** A daemon's parts as `run` wires them: simulator, client with metric hooks, store, ops server. */
 interface Rig {

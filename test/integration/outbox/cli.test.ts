@@ -2,11 +2,11 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
-import { systemClock, type Clock } from '../../src/clock.js';
-import { createSimulator, type Simulator } from '../../src/simulator/index.js';
-import { serviceEnv } from '../helpers/cli.js';
-import { tempDir } from '../helpers/records.js';
+import { main } from '../../../src/cli/main.js';
+import { systemClock, type Clock } from '../../../src/clock.js';
+import { createSimulator, type Simulator } from '../../../src/simulator/index.js';
+import { serviceEnv } from '../../helpers/cli.js';
+import { tempDir } from '../../helpers/records.js';
 
 /*
  * The action commands in-process, against an in-process simulator whose faults and clock the test

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log.js';
-import { drainOutbox } from '../../src/outbox/index.js';
-import { startMirror, type MirrorFixture } from '../helpers/mirror.js';
+import { silentLogger } from '../../../src/log.js';
+import { drainOutbox } from '../../../src/outbox/index.js';
+import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 import {
   actionsOf,
   deliveredTimestamps,
@@ -9,8 +9,8 @@ import {
   queueAction,
   queueLocations,
   samplesFrom,
-} from '../helpers/outbox.js';
-import { T0 } from './simulator-helpers.js';
+} from '../../helpers/outbox.js';
+import { T0 } from '../../helpers/simulator.js';
 
 const HOUR = 3_600_000;
 const T0_SEC = T0 / 1000;

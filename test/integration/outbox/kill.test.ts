@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase, type MirrorDb } from '../../src/db/open.js';
-import { createSimulator, type ActionRecord, type Simulator } from '../../src/simulator/index.js';
+import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
+import { createSimulator, type ActionRecord, type Simulator } from '../../../src/simulator/index.js';
 import {
   actionsOf,
   deliveredTimestamps,
@@ -12,8 +12,8 @@ import {
   queueLocations,
   samplesFrom,
   tally,
-} from '../helpers/outbox.js';
-import { tempDir } from '../helpers/records.js';
+} from '../../helpers/outbox.js';
+import { tempDir } from '../../helpers/records.js';
 
 /*
  * The drainer runs in a child process (the built code) and is killed with SIGKILL at the moment
@@ -22,7 +22,7 @@ import { tempDir } from '../helpers/records.js';
  * samples of that one batch only.
  */
 
-const CHILD = fileURLToPath(new URL('../helpers/outbox-child.mjs', import.meta.url));
+const CHILD = fileURLToPath(new URL('../../helpers/outbox-child.mjs', import.meta.url));
 const HOUR = 3_600_000;
 
 let sim: Simulator;

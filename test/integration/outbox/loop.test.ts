@@ -1,8 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log.js';
-import { startOutboxDrainer } from '../../src/outbox/index.js';
-import { startMirror, type MirrorFixture } from '../helpers/mirror.js';
+import { silentLogger } from '../../../src/log.js';
+import { startOutboxDrainer } from '../../../src/outbox/index.js';
+import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 import {
   deliveredTimestamps,
   outboxRows,
@@ -10,8 +10,8 @@ import {
   queueLocations,
   samplesFrom,
   tally,
-} from '../helpers/outbox.js';
-import { T0 } from './simulator-helpers.js';
+} from '../../helpers/outbox.js';
+import { T0 } from '../../helpers/simulator.js';
 
 let f: MirrorFixture;
 beforeEach(async () => {

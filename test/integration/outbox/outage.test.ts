@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log.js';
-import { drainOutbox, type DrainSummary } from '../../src/outbox/index.js';
-import { startMirror, type MirrorFixture } from '../helpers/mirror.js';
+import { silentLogger } from '../../../src/log.js';
+import { drainOutbox, type DrainSummary } from '../../../src/outbox/index.js';
+import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 import {
   actionsOf,
   deliveredTimestamps,
@@ -10,8 +10,8 @@ import {
   queueLocations,
   samplesFrom,
   tally,
-} from '../helpers/outbox.js';
-import { manualClock, T0 } from './simulator-helpers.js';
+} from '../../helpers/outbox.js';
+import { manualClock, T0 } from '../../helpers/simulator.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

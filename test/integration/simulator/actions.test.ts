@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MutationSummary, TruthRecord } from '../../src/simulator/index.js';
-import { startSimulator, T0, type Started } from './simulator-helpers.js';
+import type { MutationSummary, TruthRecord } from '../../../src/simulator/index.js';
+import { startSimulator, T0, type Started } from '../../helpers/simulator.js';
 
 const HOUR = 3_600_000;
 

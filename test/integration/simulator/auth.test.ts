@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, getToken, startSimulator, T0, type Started } from './simulator-helpers.js';
+import { call, getToken, startSimulator, T0, type Started } from '../../helpers/simulator.js';
 
 const TOKEN_PATH = '/v2.0/oauth2/token/';
 const NOT_AUTHENTICATED = {

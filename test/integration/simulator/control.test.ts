@@ -1,13 +1,13 @@
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isTransportError } from '../../src/errors.js';
-import { createSimulatorCommand } from '../../src/cli/simulator.js';
+import { isTransportError } from '../../../src/errors.js';
+import { createSimulatorCommand } from '../../../src/cli/simulator.js';
 import {
   createSimulator,
   type MutationSummary,
   type TruthRecord,
-} from '../../src/simulator/index.js';
-import { call, getToken, startSimulator, type Started } from './simulator-helpers.js';
+} from '../../../src/simulator/index.js';
+import { call, getToken, startSimulator, type Started } from '../../helpers/simulator.js';
 
 describe('simulator control endpoints', () => {
   let s: Started;

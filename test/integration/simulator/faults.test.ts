@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { FaultOptions } from '../../src/simulator/index.js';
-import { call, startSimulator, T0, type Started } from './simulator-helpers.js';
+import type { FaultOptions } from '../../../src/simulator/index.js';
+import { call, startSimulator, T0, type Started } from '../../helpers/simulator.js';
 
 const LIST = '/openapi/v1.0/requests/';
 

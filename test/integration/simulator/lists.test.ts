@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TruthRecord } from '../../src/simulator/index.js';
-import { normalizeTimestamp } from '../../src/time.js';
-import { epochSec, SMOOTH, startSimulator, T0, type Started } from './simulator-helpers.js';
+import type { TruthRecord } from '../../../src/simulator/index.js';
+import { normalizeTimestamp } from '../../../src/time.js';
+import { epochSec, SMOOTH, startSimulator, T0, type Started } from '../../helpers/simulator.js';
 
 interface ListItem {
   id: string;

@@ -1,13 +1,13 @@
 import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createSimulatorCommand } from '../../src/cli/simulator.js';
-import { isTransportError } from '../../src/errors.js';
+import { createSimulatorCommand } from '../../../src/cli/simulator.js';
+import { isTransportError } from '../../../src/errors.js';
 import {
   DEFAULT_ROUGHNESS,
   type MutationSummary,
   type TruthRecord,
-} from '../../src/simulator/index.js';
-import { call, getToken, SMOOTH, startSimulator, T0, type Started } from './simulator-helpers.js';
+} from '../../../src/simulator/index.js';
+import { call, getToken, SMOOTH, startSimulator, T0, type Started } from '../../helpers/simulator.js';
 
 interface Page {
   page: number;

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { planBackfill, runBackfill, type BackfillDeps } from '../../src/sync/backfill.js';
-import type { DetailsPage, SyncClient } from '../../src/sync/ports.js';
-import { silentLogger } from '../../src/log.js';
-import { startMirror, type MirrorFixture } from '../helpers/mirror.js';
-import { expectMirrorEqualsTruth, truthInWindow } from '../helpers/truth.js';
+import { planBackfill, runBackfill, type BackfillDeps } from '../../../src/sync/backfill.js';
+import type { DetailsPage, SyncClient } from '../../../src/sync/ports.js';
+import { silentLogger } from '../../../src/log.js';
+import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
+import { expectMirrorEqualsTruth, truthInWindow } from '../../helpers/truth.js';
 
 const DAY = 86_400_000;
 let mirror: MirrorFixture;

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCorruptingProxy, type Corruption } from '../helpers/corrupting-proxy.js';
-import { startMirror, type MirrorFixture } from '../helpers/mirror.js';
-import { expectMirrorEqualsTruth, truthInWindow } from '../helpers/truth.js';
+import { startCorruptingProxy, type Corruption } from '../../helpers/corrupting-proxy.js';
+import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
+import { expectMirrorEqualsTruth, truthInWindow } from '../../helpers/truth.js';
 
 let mirror: MirrorFixture;
 let closeProxy: (() => Promise<void>) | undefined;

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startMirror, type MirrorFixture } from '../helpers/mirror.js';
-import { expectMirrorEqualsTruth, truthInWindow } from '../helpers/truth.js';
+import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
+import { expectMirrorEqualsTruth, truthInWindow } from '../../helpers/truth.js';
 
 let mirror: MirrorFixture;
 afterEach(async () => mirror?.close());

@@ -1,11 +1,11 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { planBackfill, runBackfill } from '../../src/sync/backfill.js';
-import { silentLogger } from '../../src/log.js';
-import type { FaultOptions } from '../../src/simulator/index.js';
-import { startCorruptingProxy } from '../helpers/corrupting-proxy.js';
-import { startMirror, type MirrorFixture } from '../helpers/mirror.js';
-import { expectMirrorEqualsTruth } from '../helpers/truth.js';
-import { manualClock } from './simulator-helpers.js';
+import { planBackfill, runBackfill } from '../../../src/sync/backfill.js';
+import { silentLogger } from '../../../src/log.js';
+import type { FaultOptions } from '../../../src/simulator/index.js';
+import { startCorruptingProxy } from '../../helpers/corrupting-proxy.js';
+import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
+import { expectMirrorEqualsTruth } from '../../helpers/truth.js';
+import { manualClock } from '../../helpers/simulator.js';
 
 /*
  * Sync and backfill under each kind of service fault. After each: integrity_check ok, no committed

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startMirror, type MirrorFixture } from '../helpers/mirror.js';
-import { expectMirrorEqualsTruth, truthInWindow } from '../helpers/truth.js';
+import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
+import { expectMirrorEqualsTruth, truthInWindow } from '../../helpers/truth.js';
 
 let mirror: MirrorFixture;
 afterEach(async () => mirror?.close());

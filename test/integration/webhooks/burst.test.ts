@@ -7,7 +7,7 @@ import {
   v2Event,
   webhookData,
   type WebhookFixture,
-} from './webhooks-helpers.js';
+} from '../../helpers/webhooks.js';
 
 let hook: WebhookFixture;
 let agent: Agent | undefined;

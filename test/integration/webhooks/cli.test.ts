@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSimulatorCommand } from '../../src/cli/simulator.js';
-import { tempDir } from '../helpers/records.js';
+import { createSimulatorCommand } from '../../../src/cli/simulator.js';
+import { tempDir } from '../../helpers/records.js';
 
 let receiver: Server | undefined;
 afterEach(async () => {

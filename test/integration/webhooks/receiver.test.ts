@@ -6,7 +6,7 @@ import {
   v2Event,
   webhookData,
   type WebhookFixture,
-} from './webhooks-helpers.js';
+} from '../../helpers/webhooks.js';
 
 let hook: WebhookFixture;
 afterEach(async () => hook?.close());
@@ -327,10 +327,10 @@ describe('the webhook receiver', () => {
     hook = await startWebhookFixture({ requests: 0 });
     await hook.service.stop();
     // A receiver whose applier never runs: stored and acknowledged, then the process "dies".
-    const { createReceiver } = await import('../../src/webhooks/receiver.js');
-    const { createEventStore } = await import('../../src/webhooks/event-store.js');
-    const { createVerifier, loadPublicKey } = await import('../../src/webhooks/signature.js');
-    const { silentLogger } = await import('../../src/log.js');
+    const { createReceiver } = await import('../../../src/webhooks/receiver.js');
+    const { createEventStore } = await import('../../../src/webhooks/event-store.js');
+    const { createVerifier, loadPublicKey } = await import('../../../src/webhooks/signature.js');
+    const { silentLogger } = await import('../../../src/log.js');
     const server = createReceiver({
       path: '/webhooks/',
       maxBodyBytes: 1_048_576,

@@ -2,16 +2,16 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log.js';
-import { startWebhookService } from '../../src/webhooks/index.js';
-import { tempDir } from '../helpers/records.js';
-import { truthInWindow } from '../helpers/truth.js';
+import { createLogger } from '../../../src/log.js';
+import { startWebhookService } from '../../../src/webhooks/index.js';
+import { tempDir } from '../../helpers/records.js';
+import { truthInWindow } from '../../helpers/truth.js';
 import {
   startWebhookFixture,
   v2Event,
   webhookData,
   type WebhookFixture,
-} from './webhooks-helpers.js';
+} from '../../helpers/webhooks.js';
 
 let hook: WebhookFixture;
 afterEach(async () => hook?.close());

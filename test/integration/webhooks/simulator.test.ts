@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { webhookDataSchema } from '../../src/api/webhook-schemas.js';
-import { PROFILE_FLAG_MEMBERS } from '../../src/db/schema-webhooks.js';
-import type { TruthRecord } from '../../src/simulator/index.js';
-import { normalizeDate, normalizeTimestamp } from '../../src/time.js';
-import { startWebhookFixture, type WebhookFixture } from './webhooks-helpers.js';
+import { webhookDataSchema } from '../../../src/api/webhook-schemas.js';
+import { PROFILE_FLAG_MEMBERS } from '../../../src/db/schema-webhooks.js';
+import type { TruthRecord } from '../../../src/simulator/index.js';
+import { normalizeDate, normalizeTimestamp } from '../../../src/time.js';
+import { startWebhookFixture, type WebhookFixture } from '../../helpers/webhooks.js';
 
 let hook: WebhookFixture;
 afterEach(async () => hook?.close());

@@ -1,12 +1,12 @@
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tally } from '../helpers/outbox.js';
+import { tally } from '../../helpers/outbox.js';
 import {
   deliverFrom,
   startWebhookFixture,
   v2Event,
   type WebhookFixture,
-} from './webhooks-helpers.js';
+} from '../../helpers/webhooks.js';
 
 let hook: WebhookFixture;
 const sockets: Socket[] = [];

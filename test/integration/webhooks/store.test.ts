@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { webhookDataSchema } from '../../src/api/webhook-schemas.js';
-import { systemClock } from '../../src/clock.js';
-import { openDatabase, type MirrorDb } from '../../src/db/open.js';
-import { createStore, type Store } from '../../src/db/store.js';
-import { normalizeDetail } from '../../src/sync/normalize.js';
-import { normalizeWebhookData } from '../../src/webhooks/normalize-webhook.js';
-import { detailRecord, listFields, tempDir } from '../helpers/records.js';
-import { webhookData } from './webhooks-helpers.js';
+import { webhookDataSchema } from '../../../src/api/webhook-schemas.js';
+import { systemClock } from '../../../src/clock.js';
+import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
+import { createStore, type Store } from '../../../src/db/store.js';
+import { normalizeDetail } from '../../../src/sync/normalize.js';
+import { normalizeWebhookData } from '../../../src/webhooks/normalize-webhook.js';
+import { detailRecord, listFields, tempDir } from '../../helpers/records.js';
+import { webhookData } from '../../helpers/webhooks.js';
 
 let db: MirrorDb;
 let store: Store;

@@ -1,15 +1,15 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createServiceClient } from '../../src/api/index.js';
-import { openDatabase } from '../../src/db/open.js';
-import { createStore } from '../../src/db/store.js';
-import { silentLogger } from '../../src/log.js';
-import { createCallTally } from '../../src/sync/call-tally.js';
-import { runPollCycle, type PollDeps } from '../../src/sync/poll.js';
-import { normalizeTimestamp } from '../../src/time.js';
-import { tempDir } from '../helpers/records.js';
-import { truthInWindow } from '../helpers/truth.js';
-import { startWebhookFixture, type WebhookFixture } from './webhooks-helpers.js';
+import { createServiceClient } from '../../../src/api/index.js';
+import { openDatabase } from '../../../src/db/open.js';
+import { createStore } from '../../../src/db/store.js';
+import { silentLogger } from '../../../src/log.js';
+import { createCallTally } from '../../../src/sync/call-tally.js';
+import { runPollCycle, type PollDeps } from '../../../src/sync/poll.js';
+import { normalizeTimestamp } from '../../../src/time.js';
+import { tempDir } from '../../helpers/records.js';
+import { truthInWindow } from '../../helpers/truth.js';
+import { startWebhookFixture, type WebhookFixture } from '../../helpers/webhooks.js';
 
 let hook: WebhookFixture;
 let closeOther: (() => Promise<void>) | undefined;

@@ -1,6 +1,6 @@
 import nock from 'nock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { hub, makeClient, mockToken, resetNock, TOKEN_2, caught } from './helpers.js';
+import { hub, makeClient, mockToken, resetNock, TOKEN_2, caught } from '../../helpers/api.js';
 
 const ACCEPT = '/api/openapi/v2.0/requests/K3J9QX2A/accept/';
 const LOCATIONS = '/api/openapi/v2.0/requests/K3J9QX2A/locations/';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { checkContract, type Drift } from '../../../src/api/contract.js';
 import { requestDetailContract } from '../../../src/api/schemas.js';
 import { webhookDataContract } from '../../../src/api/webhook-schemas.js';
-import { detailRecord } from './helpers.js';
+import { detailRecord } from '../../helpers/api.js';
 
 type Json = Record<string, unknown>;
 

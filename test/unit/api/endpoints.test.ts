@@ -10,7 +10,7 @@ import {
   resetNock,
   TOKEN,
   caught,
-} from './helpers.js';
+} from '../../helpers/api.js';
 
 interface Seen {
   method: string;

@@ -10,7 +10,7 @@ import {
   resetNock,
   START_MS,
   caught,
-} from './helpers.js';
+} from '../../helpers/api.js';
 
 const DETAIL = '/svc/openapi/v1.0/requests/K3J9QX2A/';
 const LIST = '/svc/openapi/v1.0/requests/';

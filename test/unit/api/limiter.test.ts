@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createLimiter } from '../../../src/api/limiter.js';
-import { createFakeClock, START_MS } from './helpers.js';
+import { createFakeClock, START_MS } from '../../helpers/api.js';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 1));
 

@@ -12,7 +12,7 @@ import {
   resetNock,
   TOKEN,
   TOKEN_2,
-} from './helpers.js';
+} from '../../helpers/api.js';
 
 beforeEach(() => nock.disableNetConnect());
 afterEach(() => resetNock());

@@ -17,7 +17,7 @@ import {
   TOKEN,
   TOKEN_2,
   caught,
-} from './helpers.js';
+} from '../../helpers/api.js';
 
 const DETAIL = '/svc/openapi/v1.0/requests/K3J9QX2A/';
 

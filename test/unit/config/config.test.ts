@@ -2,8 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { configMarkdownTable, loadConfig, SETTINGS } from '../../src/config/index.js';
-import { isTransportError } from '../../src/errors.js';
+import { configMarkdownTable, loadConfig, SETTINGS } from '../../../src/config/index.js';
+import { isTransportError } from '../../../src/errors.js';
 
 const service = {
   TRANSPORT_AUTH_URL: 'https://auth.example.com/',

@@ -4,7 +4,7 @@ import { openDatabase } from '../../../src/db/open.js';
 import { createStore } from '../../../src/db/store.js';
 import { silentLogger } from '../../../src/log.js';
 import { readPollingRetiredAt } from '../../../src/ops/mode.js';
-import { manualClock } from '../../integration/simulator-helpers.js';
+import { manualClock } from '../../helpers/simulator.js';
 
 const gone = { isPollingRetired: true, isListComplete: false };
 const answered = { isPollingRetired: false, isListComplete: true };

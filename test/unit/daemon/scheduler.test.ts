@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createScheduler } from '../../src/daemon/scheduler.js';
-import { silentLogger } from '../../src/log.js';
+import { createScheduler } from '../../../src/daemon/scheduler.js';
+import { silentLogger } from '../../../src/log.js';
 
 let stop: (() => Promise<void>) | undefined;
 afterEach(async () => stop?.());

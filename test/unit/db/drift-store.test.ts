@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../src/db/open.js';
 import { createStore } from '../../../src/db/store.js';
-import { captureLogger } from '../api/helpers.js';
-import { manualClock } from '../../integration/simulator-helpers.js';
+import { captureLogger } from '../../helpers/api.js';
+import { manualClock } from '../../helpers/simulator.js';
 
 describe('schema_drift', () => {
   it('keeps one row per request and member, one per unknown member, and logs each drift once at warn', () => {

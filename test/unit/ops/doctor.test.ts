@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/index.js';
-import { checkService } from '../../src/ops/doctor-service.js';
-import { formatDoctor } from '../../src/ops/doctor.js';
+import { loadConfig } from '../../../src/config/index.js';
+import { checkService } from '../../../src/ops/doctor-service.js';
+import { formatDoctor } from '../../../src/ops/doctor.js';
 
 let server: Server | undefined;
 afterEach(async () => {

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase, type MirrorDb } from '../../src/db/open.js';
-import { assessFreshness, createReadiness, pollIntervalMs } from '../../src/ops/freshness.js';
-import { createProgressCheck } from '../../src/ops/watchdog.js';
-import { LAST_SUCCESS_KEY } from '../../src/sync/poll.js';
+import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
+import { assessFreshness, createReadiness, pollIntervalMs } from '../../../src/ops/freshness.js';
+import { createProgressCheck } from '../../../src/ops/watchdog.js';
+import { LAST_SUCCESS_KEY } from '../../../src/sync/poll.js';
 
 const T0 = Date.UTC(2025, 5, 15, 12, 0, 0);
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDatabase, type MirrorDb } from '../../src/db/open.js';
-import { emptyCounts } from '../../src/db/run-store.js';
-import { createMetrics } from '../../src/ops/metrics.js';
-import { registerDbGauges } from '../../src/ops/metrics-db.js';
-import { LAST_SUCCESS_KEY } from '../../src/sync/poll.js';
+import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
+import { emptyCounts } from '../../../src/db/run-store.js';
+import { createMetrics } from '../../../src/ops/metrics.js';
+import { registerDbGauges } from '../../../src/ops/metrics-db.js';
+import { LAST_SUCCESS_KEY } from '../../../src/sync/poll.js';
 
 const T0 = Date.UTC(2025, 5, 15, 12, 0, 0);
 let db: MirrorDb | undefined;

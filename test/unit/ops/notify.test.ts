@@ -2,10 +2,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log.js';
-import { createSystemdNotifier, watchdogIntervalFrom } from '../../src/ops/notify.js';
-import { startWatchdog } from '../../src/ops/watchdog.js';
-import { tempDir } from '../helpers/records.js';
+import { silentLogger } from '../../../src/log.js';
+import { createSystemdNotifier, watchdogIntervalFrom } from '../../../src/ops/notify.js';
+import { startWatchdog } from '../../../src/ops/watchdog.js';
+import { tempDir } from '../../helpers/records.js';
 
 /** A stand-in for systemd-notify that appends its arguments to a file. */
 function fakeNotify() {

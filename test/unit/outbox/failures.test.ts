@@ -1,6 +1,6 @@
-import type { ErrorCode } from '../../src/error-codes.js';
+import type { ErrorCode } from '../../../src/error-codes.js';
 import { describe, expect, it } from 'vitest';
-import { TransportError } from '../../src/errors.js';
+import { TransportError } from '../../../src/errors.js';
 import {
   backoffMs,
   BACKOFF_CAP_MS,
@@ -9,7 +9,7 @@ import {
   failureText,
   inFlightText,
   isUncertain,
-} from '../../src/outbox/failures.js';
+} from '../../../src/outbox/failures.js';
 
 const error = (code: ErrorCode, details: Record<string, unknown> = {}, isRetryable = false) =>
   new TransportError({ code, message: `PUT requests.accept: ${code}`, details, isRetryable });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseSamples } from '../../src/cli/locations.js';
-import { TransportError } from '../../src/errors.js';
+import { parseSamples } from '../../../src/cli/locations.js';
+import { TransportError } from '../../../src/errors.js';
 
 const sample = (timestamp: number) => ({ lat: 41.8, lng: -87.6, alt: 180, timestamp });
 

@@ -4,7 +4,7 @@ import {
   checkSample,
   checkStateTimestamp,
   checkText,
-} from '../../src/outbox/index.js';
+} from '../../../src/outbox/index.js';
 
 const NOW = Date.UTC(2025, 5, 15, 12, 0, 0);
 const iso = (ms: number) => new Date(ms).toISOString();

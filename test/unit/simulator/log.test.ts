@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appendBounded, LOG_LIMIT } from '../../src/simulator/index.js';
+import { appendBounded, LOG_LIMIT } from '../../../src/simulator/index.js';
 
 describe("the simulator's call and action logs", () => {
   it('keep the newest entries and never pass LOG_LIMIT, however long a demo runs', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRandom } from '../../src/simulator/random.js';
+import { createRandom } from '../../../src/simulator/random.js';
 
 const draw = (seed: number, n = 20) => {
   const rng = createRandom(seed);

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/clock.js';
-import { LEGACY_FLAG_MEMBERS, OMITTABLE_MEMBERS } from '../../src/simulator/drift.js';
+import type { Clock } from '../../../src/clock.js';
+import { LEGACY_FLAG_MEMBERS, OMITTABLE_MEMBERS } from '../../../src/simulator/drift.js';
 import {
   createSimulator,
   DEFAULT_ROUGHNESS,
   type MutationSummary,
   type Roughness,
-} from '../../src/simulator/index.js';
-import { createRandom } from '../../src/simulator/random.js';
-import { createEventFactory } from '../../src/simulator/webhook-events.js';
+} from '../../../src/simulator/index.js';
+import { createRandom } from '../../../src/simulator/random.js';
+import { createEventFactory } from '../../../src/simulator/webhook-events.js';
 
 const T0 = Date.UTC(2025, 5, 15, 12, 0, 0);
 const UNKNOWN_DETAIL_MEMBERS = ['transport_mileage_estimate', 'requester_department'];

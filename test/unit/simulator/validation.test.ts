@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/clock.js';
-import { createFaultInjector } from '../../src/simulator/faults.js';
-import { validateLocations } from '../../src/simulator/locations.js';
-import { createRandom } from '../../src/simulator/random.js';
-import { formatTimestamp, quantize } from '../../src/simulator/serialize.js';
-import { checkOptionalText, parseJson, requiredTimestamp } from '../../src/simulator/validation.js';
+import { systemClock } from '../../../src/clock.js';
+import { createFaultInjector } from '../../../src/simulator/faults.js';
+import { validateLocations } from '../../../src/simulator/locations.js';
+import { createRandom } from '../../../src/simulator/random.js';
+import { formatTimestamp, quantize } from '../../../src/simulator/serialize.js';
+import { checkOptionalText, parseJson, requiredTimestamp } from '../../../src/simulator/validation.js';
 
 const sample = { lat: 1, lng: 2, alt: 3, timestamp: 1_700_000_000.5 };
 

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/clock.js';
-import { SERVICE_LEVELS } from '../../src/simulator/catalog.js';
+import type { Clock } from '../../../src/clock.js';
+import { SERVICE_LEVELS } from '../../../src/simulator/catalog.js';
 import {
   createSimulator,
   type MutationSummary,
   type Roughness,
   type TruthRecord,
-} from '../../src/simulator/index.js';
+} from '../../../src/simulator/index.js';
 
 const T0 = Date.UTC(2025, 5, 15, 12, 0, 0);
 const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readAhead } from '../../src/sync/pool.js';
+import { readAhead } from '../../../src/sync/pool.js';
 
 describe('readAhead', () => {
   it('asks for the next item while the caller works on the current one, in order', async () => {

@@ -1,20 +1,20 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { webhookDataSchema, webhookV2EventSchema } from '../../src/api/webhook-schemas.js';
+import { webhookDataSchema, webhookV2EventSchema } from '../../../src/api/webhook-schemas.js';
 import {
   createSimulator,
   statusAndAction,
   type MutationSummary,
-} from '../../src/simulator/index.js';
-import { parseListen } from '../../src/webhooks/index.js';
-import { toEventRow } from '../../src/webhooks/envelope.js';
+} from '../../../src/simulator/index.js';
+import { parseListen } from '../../../src/webhooks/index.js';
+import { toEventRow } from '../../../src/webhooks/envelope.js';
 import {
   listStateOf,
   normalizeWebhookData,
   PROFILE_COLUMNS,
-} from '../../src/webhooks/normalize-webhook.js';
-import { createVerifier } from '../../src/webhooks/signature.js';
-import { v2Event, webhookData } from '../integration/webhooks-helpers.js';
+} from '../../../src/webhooks/normalize-webhook.js';
+import { createVerifier } from '../../../src/webhooks/signature.js';
+import { v2Event, webhookData } from '../../helpers/webhooks.js';
 
 const AT = '2026-11-21T10:00:00.000Z';
 const row = (payload: Record<string, unknown>) =>
