@@ -78,11 +78,9 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
   const counts = emptyCounts();
   const errors: string[] = [];
   let isListComplete = true;
-  let listsFailed = 0;
   let listsGone = 0;
   const listFailed = (state: string, error: unknown) => {
     isListComplete = false;
-    listsFailed += 1;
     if (isTransportError(error, 'api.endpoint_gone')) listsGone += 1;
     errors.push(`list ${state}: ${describeError(error).message}`);
     warn(deps, { state, err: describeError(error) }, 'list call failed');
@@ -151,7 +149,10 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
   );
 
   const result = finishCycle(deps, { runId, counts, callsAtStart, errors, isListComplete, signal });
-  return { ...result, isPollingRetired: listsFailed > 0 && listsGone === listsFailed };
+  // Retired as a whole: every polled state's list answered 404 or 410. One endpoint gone while
+  // another answers is a fault to report, not a retirement to act on.
+  const isPollingRetired = listsGone > 0 && listsGone === settings.states.length;
+  return { ...result, isPollingRetired };
 }
 
 async function listState(

@@ -26,8 +26,8 @@ import { MIN_TLS_VERSION } from './tls.js';
  * descriptor. Checked every half second.
  */
 export const RECEIVER_TIMEOUTS = {
-  headersTimeout: 5_000,
-  requestTimeout: 8_000,
+  headersTimeout: 3_000,
+  requestTimeout: 5_000,
   connectionsCheckingInterval: 500,
   keepAliveTimeout: 5_000,
 } as const;

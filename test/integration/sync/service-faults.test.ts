@@ -147,5 +147,11 @@ describe('service faults', () => {
         .prepare('SELECT count(*) AS n FROM requests WHERE unavailable_at IS NOT NULL')
         .get(),
     ).toEqual({ n: 0 });
+    // The full list still answers (awaiting): that is a fault, not the API retired as a whole.
+    expect(result.isPollingRetired).toBe(false);
+
+    mirror.sim.setFaults({ gone: ['list', 'details_list'] });
+    const retired = await mirror.cycle();
+    expect(retired.isPollingRetired).toBe(true);
   });
 });
