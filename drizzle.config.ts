@@ -1,9 +1,10 @@
 import { defineConfig } from 'drizzle-kit';
 
-// Migrations are generated from src/db/schema.ts and src/db/schema-webhooks.ts into drizzle/ and
-// committed; the daemon applies them at start and `transport-sync migrate` applies them on demand.
+// SQLite migrations are generated from the table descriptions (src/db/schema) into
+// drizzle/sqlite/ and committed; the daemon applies them at start and `transport-sync migrate`
+// on demand. PostgreSQL's: drizzle-postgres.config.ts.
 export default defineConfig({
   dialect: 'sqlite',
-  schema: ['./src/db/schema.ts', './src/db/schema-webhooks.ts'],
-  out: './drizzle',
+  schema: ['./src/db/sqlite/drizzle-schema.ts'],
+  out: './drizzle/sqlite',
 });

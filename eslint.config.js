@@ -1,9 +1,67 @@
 // @ts-check
+import path from 'node:path';
 import js from '@eslint/js';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
+const ROOT = import.meta.dirname;
+
+/**
+ * The layers of src, arrows pointing down (a layer may import only from layers below it):
+ *
+ *   cli -> daemon -> {ops, webhooks, outbox, sync} -> {db, api} -> {config, root files}
+ *
+ * simulator stands beside the stack: only cli (and test/, bench/) start it, and it uses only the
+ * root files. The root files (src/*.ts: clock, errors, error-codes, time, log, process, listen)
+ * import only each other, except that src/error-codes.ts merges the per-area catalogs
+ * src/<area>/error-codes.ts.
+ *
+ * Each entry: the area, and the areas it must not import from.
+ */
+const FORBIDDEN = {
+  config: ['api', 'db', 'sync', 'webhooks', 'outbox', 'ops', 'daemon', 'cli', 'simulator'],
+  api: ['db', 'sync', 'webhooks', 'outbox', 'ops', 'daemon', 'cli', 'simulator'],
+  db: ['sync', 'webhooks', 'outbox', 'ops', 'daemon', 'cli', 'api', 'simulator'],
+  sync: ['webhooks', 'outbox', 'ops', 'daemon', 'cli', 'simulator'],
+  webhooks: ['daemon', 'cli', 'simulator'],
+  outbox: ['daemon', 'cli', 'simulator'],
+  ops: ['daemon', 'cli', 'simulator'],
+  daemon: ['cli', 'simulator'],
+  simulator: ['config', 'api', 'db', 'sync', 'webhooks', 'outbox', 'ops', 'daemon', 'cli'],
+};
+
+/** Where the lint-rules test plants its cycle; ignored by every ordinary lint run. */
+const LINT_FIXTURE_DIR = 'src/__lint_fixture__';
+
+/** @type {{ target: string | string[], from: string | string[], except?: string[], message: string }[]} */
+const LAYER_ZONES = [
+  ...Object.entries(FORBIDDEN).map(([area, from]) => ({
+    target: `./src/${area}`,
+    from: from.map((other) => `./src/${other}`),
+    message: `src/${area} must not import from ${from.map((o) => `src/${o}`).join(', ')} (layers: see eslint.config.js).`,
+  })),
+  {
+    target: './src/*.ts',
+    from: './src/*/**',
+    // `except` globs are matched against the absolute path of the imported file.
+    except: [path.join(ROOT, 'src/*/error-codes.ts')],
+    message:
+      'The root files of src import only each other (src/error-codes.ts may import src/<area>/error-codes.ts).',
+  },
+];
+
 export default tseslint.config(
-  { ignores: ['dist/', 'dist-bench/', 'node_modules/', 'data/', 'coverage/'] },
+  {
+    ignores: [
+      'dist/',
+      'dist-bench/',
+      'node_modules/',
+      'data/',
+      'coverage/',
+      `${LINT_FIXTURE_DIR}/`,
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -14,5 +72,37 @@ export default tseslint.config(
       ],
       'no-console': 'off',
     },
+  },
+  {
+    // The shape of src: no import cycles, and the layers' arrows point one way.
+    files: ['src/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      // NodeNext specifiers: './foo.js' resolves to './foo.ts'.
+      'import-x/resolver-next': [
+        createTypeScriptImportResolver({ project: path.join(ROOT, 'tsconfig.json') }),
+      ],
+    },
+    rules: {
+      // No maxDepth: any cycle, however long. Type-only imports are not followed (erased at run time).
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      'import-x/no-restricted-paths': ['error', { basePath: ROOT, zones: LAYER_ZONES }],
+    },
+  },
+  {
+    // Every store call is async: a promise nobody awaits is a write nobody waits for.
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: ROOT } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
+    },
+  },
+  {
+    // The lint-rules test plants files no TypeScript project holds: lint them without types.
+    files: ['src/**/__lint_fixture*', 'src/**/__lint_fixture*/**'],
+    ...tseslint.configs.disableTypeChecked,
   },
 );

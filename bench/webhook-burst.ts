@@ -61,7 +61,7 @@ const agent = new Agent({ connections: workerData.connections });
 `;
 
 const dir = mkdtempSync(join(tmpdir(), 'webhook-burst-'));
-const db = openDatabase({ path: join(dir, 'bench.db') });
+const db = await openDatabase({ path: join(dir, 'bench.db') });
 const store = createStore({ db, clock: systemClock });
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const keyFile = join(dir, 'public.pem');
@@ -136,7 +136,7 @@ console.log(
   ].join('\n'),
 );
 await service.stop();
-db.close();
+await db.close();
 rmSync(dir, { recursive: true, force: true });
 
 function eventFor(i: number): Record<string, unknown> {

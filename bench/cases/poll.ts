@@ -41,7 +41,7 @@ async function startFixture(ctx: BenchContext, requests: number): Promise<PollFi
     pageSize: PAGE_SIZE,
     nowMs: NOW_MS,
   });
-  const mirror = openMirror(sim.url);
+  const mirror = await openMirror(sim.url);
   const entries = parseSnapshot(await sim.snapshot(fromMs, toMs));
   const seeded = await timed(() => mirror.seed(createMemoryClient(entries, PAGE_SIZE)));
   ctx.progress(
@@ -56,9 +56,8 @@ async function startFixture(ctx: BenchContext, requests: number): Promise<PollFi
   }
   const idleUrls = replayUrls(sim.url, await sim.calls());
   const census = await sim.census(fromMs, toMs);
-  const stored = mirror.store.requests.summariesInWindow(
-    new Date(fromMs).toISOString(),
-    new Date(toMs).toISOString(),
+  const stored = await mirror.store.read((tx) =>
+    tx.requests.summariesInWindow(new Date(fromMs).toISOString(), new Date(toMs).toISOString()),
   );
   let expectedListCalls = Math.max(1, Math.ceil((census.awaiting ?? 0) / PAGE_SIZE));
   for (const state of PARTIAL_STATES) {

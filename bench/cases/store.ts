@@ -3,18 +3,19 @@
  * by the client's schemas outside the timed part; the timed part is the engine's own write path
  * (normalize, upsert with child rows, change log, run bookkeeping) into a SQLite file.
  */
-import { prepareRequestStatements, pick } from '../../src/db/request-statements.js';
+import { CONTENT_COLUMNS } from '../../src/db/schema/index.js';
+import { SQLITE_DIALECT } from '../../src/db/sqlite/connection.js';
+import { pick, requestSql } from '../../src/db/store/request-sql.js';
 import { silentLogger } from '../../src/log.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import { createStore, type Store } from '../../src/db/store.js';
 import { planBackfill, runBackfill } from '../../src/sync/backfill.js';
 import { createCallTally } from '../../src/sync/call-tally.js';
-import { CONTENT_COLUMNS, normalizeDetail } from '../../src/sync/normalize.js';
+import { normalizeDetail } from '../../src/sync/normalize.js';
 import { runPollCycle } from '../../src/sync/poll.js';
 import type { SyncClient } from '../../src/sync/ports.js';
 import { createApplier } from '../../src/webhooks/applier.js';
 import { toEventRow } from '../../src/webhooks/envelope.js';
-import { createEventStore } from '../../src/webhooks/event-store.js';
 import { createFetchQueue } from '../../src/webhooks/fetch-queue.js';
 import type { BenchContext } from '../lib/context.js';
 import { createMemoryClient, parseSnapshot, type ParsedEntry } from '../lib/memory-client.js';
@@ -69,7 +70,7 @@ function changedEntries(entries: readonly ParsedEntry[], round: number): ParsedE
  * change row) in transactions of 250; no read, no comparison. What this machine's SQLite can do
  * with these rows at that moment, measured beside our write path.
  */
-function sqliteFloor(entries: readonly ParsedEntry[]): number {
+async function sqliteFloor(entries: readonly ParsedEntry[]): Promise<number> {
   const at = new Date(NOW_MS).toISOString();
   const rows = entries.map((entry) => {
     const normalized = normalizeDetail(entry.detail, entry.listItem ?? { state: entry.state });
@@ -79,9 +80,15 @@ function sqliteFloor(entries: readonly ParsedEntry[]): number {
       newValues: pick(normalized.content, [...CONTENT_COLUMNS]),
     };
   });
-  const temp = openTempDatabase();
+  const temp = await openTempDatabase();
   try {
-    const statements = prepareRequestStatements(temp.db.sqlite);
+    const q = requestSql(SQLITE_DIALECT);
+    const statements = {
+      upsertRequest: temp.db.sqlite.prepare(q.upsertRequest),
+      insertLocation: temp.db.sqlite.prepare(q.insertLocation),
+      insertField: temp.db.sqlite.prepare(q.insertField),
+      insertChange: temp.db.sqlite.prepare(q.insertChange),
+    };
     const start = performance.now();
     for (let i = 0; i < rows.length; i += 250) {
       temp.db.sqlite
@@ -92,6 +99,7 @@ function sqliteFloor(entries: readonly ParsedEntry[]): number {
               ...content,
               unavailable_at: null,
               synced_at: at,
+              read_at: at,
               first_seen_at: at,
               source: 'backfill',
               content_hash: normalized.contentHash,
@@ -116,7 +124,7 @@ function sqliteFloor(entries: readonly ParsedEntry[]): number {
     }
     return performance.now() - start;
   } finally {
-    temp.remove();
+    await temp.remove();
   }
 }
 
@@ -144,17 +152,17 @@ export async function storeCase(ctx: BenchContext): Promise<Figure[]> {
   const ofFloor: number[] = [];
   const pollRates: number[] = [];
   const webhookRates: number[] = [];
-  let seeded: ReturnType<typeof openTempDatabase> | undefined;
+  let seeded: Awaited<ReturnType<typeof openTempDatabase>> | undefined;
 
   try {
     for (let run = 0; run < ctx.runs; run += 1) {
       // Batched (backfill path): new rows into an empty file, then every row changed, then none.
-      const temp = openTempDatabase();
+      const temp = await openTempDatabase();
       const store = createStore({ db: temp.db, clock });
       const insert = await timed(() => importAll(store, createMemoryClient(entries), false));
       if (insert.value.counts.requestsNew !== count) throw new Error('not every record was new');
       rates.insert.push(perSecond(count, insert.ms));
-      const floorMs = sqliteFloor(entries);
+      const floorMs = await sqliteFloor(entries);
       floorRates.push(perSecond(count, floorMs));
       ofFloor.push(floorMs / insert.ms);
       const changed = createMemoryClient(changedEntries(entries, run + 1));
@@ -164,11 +172,11 @@ export async function storeCase(ctx: BenchContext): Promise<Figure[]> {
       rates.update.push(perSecond(count, update.ms));
       const same = await timed(() => importAll(store, changed, true));
       rates.same.push(perSecond(count, same.ms));
-      if (seeded) seeded.remove();
+      if (seeded) await seeded.remove();
       seeded = temp;
 
       // Poll path: every request new, its detail stored in a transaction of its own.
-      const pollTemp = openTempDatabase();
+      const pollTemp = await openTempDatabase();
       try {
         const pollStore = createStore({ db: pollTemp.db, clock });
         const deps = {
@@ -184,14 +192,13 @@ export async function storeCase(ctx: BenchContext): Promise<Figure[]> {
         if (stored !== count) throw new Error(`poll stored ${stored} of ${count}`);
         pollRates.push(perSecond(count, poll.ms));
       } finally {
-        pollTemp.remove();
+        await pollTemp.remove();
       }
     }
 
     // Webhooks: v2.0 events for requests already stored, as the receiver stores them and the
     // applier applies them (validation, normalize, partial upsert, profile, event bookkeeping).
     const store = createStore({ db: seeded!.db, clock });
-    const events = createEventStore(seeded!.db.sqlite);
     const noFetch: SyncClient = {
       ...createMemoryClient([]),
       getRequest: () => Promise.reject(new Error('no fetch expected')),
@@ -205,7 +212,6 @@ export async function storeCase(ctx: BenchContext): Promise<Figure[]> {
     });
     const applier = createApplier({
       store,
-      events,
       fetches,
       clock,
       log: silentLogger(),
@@ -219,7 +225,8 @@ export async function storeCase(ctx: BenchContext): Promise<Figure[]> {
       const applied = await timed(async () => {
         for (const body of bodies) {
           const row = toEventRow(JSON.parse(body.toString('utf8')), body, receivedAt);
-          events.insert(row);
+          // One commit per delivery, as the receiver stores a delivery that arrives alone.
+          await store.transaction((tx) => tx.events.insert(row));
         }
         applier.wake();
         await applier.idle();
@@ -233,7 +240,7 @@ export async function storeCase(ctx: BenchContext): Promise<Figure[]> {
     await applier.stop();
     aborter.abort();
   } finally {
-    seeded?.remove();
+    await seeded?.remove();
     await sim.close();
   }
 

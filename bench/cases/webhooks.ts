@@ -62,7 +62,7 @@ export async function webhookCase(ctx: BenchContext): Promise<Figure[]> {
   if (ids.length < events) throw new Error(`only ${ids.length} requests to send events for`);
 
   const dir = mkdtempSync(join(tmpdir(), 'transport-sync-bench-webhooks-'));
-  const temp = openTempDatabase();
+  const temp = await openTempDatabase();
   const store = createStore({ db: temp.db, clock });
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const keyFile = join(dir, 'webhook.pem');
@@ -144,7 +144,7 @@ export async function webhookCase(ctx: BenchContext): Promise<Figure[]> {
     }
   } finally {
     await service.stop();
-    temp.remove();
+    await temp.remove();
     rmSync(dir, { recursive: true, force: true });
     await sim.close();
   }

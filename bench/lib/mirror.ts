@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { createServiceClient, type ServiceClient } from '../../src/api/index.js';
 import type { Clock } from '../../src/clock.js';
@@ -38,18 +39,22 @@ export function benchWindow(): { fromMs: number; toMs: number } {
 }
 
 /** A fresh database file in its own temporary directory, migrated. */
-export function openTempDatabase(): { db: MirrorDb; path: string; remove(): void } {
+export async function openTempDatabase(): Promise<{
+  db: MirrorDb;
+  path: string;
+  remove(): Promise<void>;
+}> {
   const dir = mkdtempSync(join(tmpdir(), 'transport-sync-bench-'));
   const path = join(dir, 'mirror.db');
   // The bench's compiled copy of src/ lives elsewhere than dist/, so apply the repository's
   // migrations explicitly rather than through the path openDatabase derives from its own file.
-  const db = openDatabase({ path, shouldMigrate: false });
-  migrate(db.orm, { migrationsFolder: join(repoRoot(), 'drizzle') });
+  const db = await openDatabase({ path, shouldMigrate: false });
+  migrate(drizzle(db.sqlite), { migrationsFolder: join(repoRoot(), 'drizzle', 'sqlite') });
   return {
     db,
     path,
-    remove() {
-      db.close();
+    async remove() {
+      await db.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -77,8 +82,8 @@ export interface BenchMirror {
 }
 
 /** Opens a mirror against `url`. */
-export function openMirror(url: string, clock: Clock = fixedClock()): BenchMirror {
-  const temp = openTempDatabase();
+export async function openMirror(url: string, clock: Clock = fixedClock()): Promise<BenchMirror> {
+  const temp = await openTempDatabase();
   const store = createStore({ db: temp.db, clock });
   const calls = createCallTally();
   const client = createServiceClient({
@@ -136,7 +141,7 @@ export function openMirror(url: string, clock: Clock = fixedClock()): BenchMirro
     },
     async close() {
       await client.close();
-      temp.remove();
+      await temp.remove();
     },
   };
 }

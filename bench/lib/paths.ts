@@ -6,9 +6,10 @@ import { fileURLToPath } from 'node:url';
 export function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
-    if (existsSync(join(dir, 'drizzle', 'meta', '_journal.json'))) return dir;
+    if (existsSync(join(dir, 'drizzle', 'sqlite', 'meta', '_journal.json'))) return dir;
     const up = dirname(dir);
-    if (up === dir) throw new Error('cannot find the repository root (drizzle/meta/_journal.json)');
+    if (up === dir)
+      throw new Error('cannot find the repository root (drizzle/sqlite/meta/_journal.json)');
     dir = up;
   }
 }

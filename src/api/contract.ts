@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { dateSchema, timestampSchema } from './schemas.js';
 
 /*
- * The schema contract, member by member (docs/… see README "Schema drift"). A record is checked
+ * The schema contract, member by member (docs/sync.md, "Schema drift"). A record is checked
  * against its zod schema one member at a time, so one drifted member costs that member, not the
  * record: under `evolve` it is stored as NULL and the drift recorded; under `strict` the record
  * is refused, as before. Only the identity (id and state) is required under either policy.

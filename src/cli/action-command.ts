@@ -56,7 +56,7 @@ export async function withService(
   verb: string,
 ): Promise<number> {
   const { config, log } = setupCommand(io, { needsService: true, dbPath });
-  const context = createSyncContext({ config, log });
+  const context = await createSyncContext({ config, log });
   try {
     io.stdout.write(`${await send(context)}\n`);
     return EXIT.ok;

@@ -35,7 +35,7 @@ Exit codes: 0 done, 1 failed or left requests to retry, 2 bad arguments (no call
       chunkHours: values['chunk-hours'],
     });
     const { config, log } = setupCommand(io, { needsService: true, dbPath: values.db });
-    const context = createSyncContext({ config, log });
+    const context = await createSyncContext({ config, log });
     const progress = createProgressReporter({ stream: io.stderr, log });
     const controller = new AbortController();
     const onSignal = () => controller.abort(new Error('interrupted'));

@@ -26,7 +26,7 @@ beside it, start the daemon.`,
       needsService: false,
       overrides: { dbPath: values.db },
     });
-    const result = backupDatabase({
+    const result = await backupDatabase({
       sourcePath: config.dbPath,
       targetPath: positionals[0]!,
       force: values.force ?? false,

@@ -4,7 +4,7 @@ import { main } from './main.js';
 // Files the daemon creates (database, backups, keys) are private to its user.
 process.umask(0o077);
 
-main(process.argv.slice(2), {
+void main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   env: process.env,

@@ -7,6 +7,7 @@ import { createLogger } from '../log.js';
 import { createSimulator, V1_ENDPOINTS } from '../simulator/index.js';
 import { EXIT, parseCommandArgs, parseIntegerFlag, type Command } from './command.js';
 import { packageVersion } from './version.js';
+import { readMirrorFacts } from '../db/store/facts.js';
 
 const DEMO_DB = './data/demo.db';
 
@@ -86,14 +87,14 @@ the daemon notices and runs on webhooks alone. Needs no credentials. Ctrl-C stop
       config,
       log,
       version: packageVersion(),
-      onCycle: ({ runId, status, counts }, context) => {
-        const total = context.db.sqlite.prepare('SELECT count(*) AS n FROM requests').get() as {
-          n: number;
-        };
+      onCycle: async ({ runId, status, counts }, context) => {
+        const facts = await readMirrorFacts(context.db);
+        const total =
+          Object.values(facts.requestsByState).reduce((sum, n) => sum + n, 0) + facts.unavailable;
         io.stdout.write(
           `cycle ${runId} ${status}: ${counts.requestsNew} new, ${counts.requestsChanged} changed, ` +
             `${counts.requestsUnavailable} unavailable (${counts.listCalls} list, ${counts.detailCalls} detail calls); ` +
-            `${total.n} requests stored\n`,
+            `${total} requests stored\n`,
         );
       },
       onWebhook: (outcome) => webhookOutcomes.set(outcome, (webhookOutcomes.get(outcome) ?? 0) + 1),

@@ -1,8 +1,8 @@
 import { loadConfig } from '../config/index.js';
-import { readIntakeGapsReport } from '../ops/intake.js';
-import { openMigratedForWriting } from '../ops/database.js';
-import { createIntakeGapStore } from '../db/intake-gap-store.js';
-import { isoFromMs } from '../time.js';
+import { readIntakeGapsReport, type IntakeGapsReport } from '../ops/intake.js';
+import { openMigratedForWriting } from '../db/open.js';
+import { createStore } from '../db/store.js';
+import { systemClock } from '../clock.js';
 import { DB_FLAG, EXIT, parseCommandArgs, type Command } from './command.js';
 
 /** `transport-sync gaps [--ack]`: the intake gaps, and their acknowledgement. */
@@ -29,14 +29,14 @@ Exit codes: 0 none unreviewed (or all acknowledged with --ack), 1 some unreviewe
       needsService: false,
       overrides: { dbPath: values.db },
     });
-    const db = openMigratedForWriting(config.dbPath);
+    const db = await openMigratedForWriting(config.dbPath);
     try {
       let acknowledged = 0;
       if (values.ack) {
-        const gaps = createIntakeGapStore(db.sqlite);
-        acknowledged = db.sqlite.transaction(() => gaps.acknowledge(isoFromMs(Date.now())))();
+        const store = createStore({ db, clock: systemClock });
+        acknowledged = await store.transaction((tx) => tx.intakeGaps.acknowledge(tx.now()));
       }
-      const report = readIntakeGapsReport(db.sqlite);
+      const report = await readIntakeGapsReport(db);
       if (values.json) {
         io.stdout.write(`${JSON.stringify({ ...report, acknowledged }, null, 2)}\n`);
       } else {
@@ -45,12 +45,12 @@ Exit codes: 0 none unreviewed (or all acknowledged with --ack), 1 some unreviewe
       }
       return report.unreviewed > 0 ? EXIT.failure : EXIT.ok;
     } finally {
-      db.close();
+      await db.close();
     }
   },
 };
 
-function formatGaps(report: ReturnType<typeof readIntakeGapsReport>): string {
+function formatGaps(report: IntakeGapsReport): string {
   if (report.last.length === 0) return 'no intake gaps recorded\n';
   const lines = report.last.map((gap) => {
     const mark = gap.is_alarmed ? (gap.reviewed_at ? 'reviewed' : 'UNREVIEWED') : 'within retries';

@@ -1,5 +1,5 @@
 import { loadConfig } from '../config/index.js';
-import { knownMigrations, openDatabase, schemaVersion } from '../db/open.js';
+import { knownSchemaVersion, openDatabase, schemaVersion } from '../db/open.js';
 import { DB_FLAG, EXIT, parseCommandArgs, type Command } from './command.js';
 
 /** `transport-sync migrate`: applies pending migrations and reports the schema version. */
@@ -17,14 +17,14 @@ the same at start; run this before an upgrade's first start to see the result se
       needsService: false,
       overrides: { dbPath: values.db },
     });
-    const db = openDatabase({ path: config.dbPath });
+    const db = await openDatabase({ path: config.dbPath });
     try {
-      const version = schemaVersion(db.sqlite);
+      const version = await schemaVersion(db);
       io.stdout.write(
-        `${config.dbPath}: schema version ${version} of ${knownMigrations().length}, up to date\n`,
+        `${db.location}: schema version ${version} of ${knownSchemaVersion(db)}, up to date\n`,
       );
     } finally {
-      db.close();
+      await db.close();
     }
     return EXIT.ok;
   },

@@ -1,5 +1,5 @@
 import { loadConfig } from '../config/index.js';
-import { openMigratedForWriting } from '../ops/database.js';
+import { openMigratedForWriting } from '../db/open.js';
 import { pruneCutoff, pruneHistory } from '../ops/retention.js';
 import { DB_FLAG, EXIT, parseCommandArgs, parseIntegerFlag, type Command } from './command.js';
 
@@ -24,10 +24,10 @@ the daemon runs, which also prunes once a day.`,
       max: 36_500,
       fallback: config.retentionDays,
     });
-    const db = openMigratedForWriting(config.dbPath);
+    const db = await openMigratedForWriting(config.dbPath);
     try {
       const now = Date.now();
-      const counts = pruneHistory({ sqlite: db.sqlite, retentionDays: days, now });
+      const counts = await pruneHistory({ db, retentionDays: days, now });
       const cutoff = pruneCutoff(days, now);
       io.stdout.write(
         cutoff === null
@@ -35,7 +35,7 @@ the daemon runs, which also prunes once a day.`,
           : `pruned before ${cutoff}: ${counts.syncRuns} sync runs, ${counts.webhookEvents} webhook events, ${counts.requestChanges} request changes\n`,
       );
     } finally {
-      db.close();
+      await db.close();
     }
     return EXIT.ok;
   },

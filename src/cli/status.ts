@@ -1,6 +1,6 @@
 import { loadConfig } from '../config/index.js';
 import { parseCronPattern } from '../daemon/scheduler.js';
-import { openForReading } from '../ops/database.js';
+import { openForReading } from '../db/open.js';
 import { readStatus, type StatusReport, type StatusRun } from '../ops/status.js';
 import { DB_FLAG, EXIT, parseCommandArgs, parseIntegerFlag, type Command } from './command.js';
 
@@ -16,7 +16,7 @@ age, the last N runs (default 5) with their counts and errors, requests by state
 and quarantined counts, webhook events received and pending, the outbox, the database size and
 schema version, how data comes in (mode), webhook silence, and the last intake gaps with the
 requests at risk from each unreviewed one. --json prints one JSON object with stable snake_case
-keys (see the README). The mirror is stale when polling runs and no cycle has succeeded yet, or
+keys (see docs/operations.md). The mirror is stale when polling runs and no cycle has succeeded yet, or
 the last success is older than TRANSPORT_STALE_AFTER_CYCLES poll intervals (the interval comes
 from TRANSPORT_POLL_CRON).
 Exit codes: 0 fresh, 1 stale, never synced, no database, or an intake gap longer than the
@@ -34,12 +34,11 @@ service's retries not yet acknowledged (transport-sync gaps --ack), 2 bad usage 
       overrides: { dbPath: values.db },
     });
     const pollCron = parseCronPattern(config.pollCron);
-    const db = openForReading(config.dbPath);
+    const db = await openForReading(config.dbPath);
     let report: StatusReport;
     try {
-      report = readStatus({
-        sqlite: db.sqlite,
-        dbPath: config.dbPath,
+      report = await readStatus({
+        db,
         nowMs: Date.now(),
         pollCron,
         staleAfterCycles: config.staleAfterCycles,
@@ -50,7 +49,7 @@ service's retries not yet acknowledged (transport-sync gaps --ack), 2 bad usage 
         runs,
       });
     } finally {
-      db.close();
+      await db.close();
     }
     io.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report));
     return report.is_stale || report.intake_gaps.unreviewed > 0 ? EXIT.failure : EXIT.ok;

@@ -17,7 +17,7 @@ Exit codes: 0 the cycle completed, 1 it failed or left requests to retry, 2 bad 
     const { values } = parseCommandArgs(argv, DB_FLAG);
     const { config, log } = setupCommand(io, { needsService: true, dbPath: values.db });
     log.info({ config: redactConfig(config) }, 'sync starting');
-    const context = createSyncContext({ config, log });
+    const context = await createSyncContext({ config, log });
     try {
       const result = await runPollCycle(context.pollDeps);
       const { counts } = result;

@@ -31,7 +31,7 @@ export interface SyncContext {
  * Opens the database (migrating it), builds the service client and wires the call tally into it.
  * The order matters: a database that cannot be opened or is too new stops us before any call.
  */
-export function createSyncContext({
+export async function createSyncContext({
   config,
   log,
   clock = systemClock,
@@ -42,8 +42,8 @@ export function createSyncContext({
   clock?: Clock;
   /** The client's metric hooks (ops/metrics); the call tally is always fed. */
   hooks?: Pick<ServiceClientOptions, 'onCall' | 'onRetry' | 'onRateLimitedMs'>;
-}): SyncContext {
-  const db = openDatabase({ path: config.dbPath });
+}): Promise<SyncContext> {
+  const db = await openDatabase({ path: config.dbPath });
   const store = createStore({ db, clock, log });
   const calls = createCallTally();
   const client = createServiceClient({
@@ -93,7 +93,7 @@ export function createSyncContext({
     pollDeps,
     async close() {
       await client.close();
-      db.close();
+      await db.close();
     },
   };
 }

@@ -21,7 +21,7 @@ const NAMED_IN_LOG = 50;
  * events: it is logged at warn with the requests at risk, and status and /metrics show it until
  * an operator runs `transport-sync gaps --ack`. Shorter gaps are recorded only.
  */
-export function startIntakeLedger({
+export async function startIntakeLedger({
   store,
   clock,
   log,
@@ -43,21 +43,22 @@ export function startIntakeLedger({
 }) {
   let failingSince: string | null = null;
 
-  const record = (startedAt: string, endedAt: string, reason: string) => {
+  const record = async (startedAt: string, endedAt: string, reason: string) => {
     const seconds = (Date.parse(endedAt) - Date.parse(startedAt)) / 1000;
     if (seconds <= 0) return;
     const isAlarmed = seconds > alarmSeconds;
-    const ids = store.intakeGaps.requestsAtRisk(startedAt, endedAt);
-    store.transaction(() =>
-      store.intakeGaps.add({
+    const ids = await store.transaction(async (tx) => {
+      const atRisk = await tx.intakeGaps.requestsAtRisk(startedAt, endedAt);
+      await tx.intakeGaps.add({
         started_at: startedAt,
         ended_at: endedAt,
         seconds,
-        requests_at_risk: ids.length,
+        requests_at_risk: atRisk.length,
         reason,
         is_alarmed: isAlarmed ? 1 : 0,
-      }),
-    );
+      });
+      return atRisk;
+    });
     const line = { startedAt, endedAt, seconds, reason, requestsAtRisk: ids.length };
     if (!isAlarmed) {
       log.info(line, 'intake gap recorded (within the service retries)');
@@ -69,12 +70,12 @@ export function startIntakeLedger({
     );
   };
 
-  const beat = () => {
+  const beat = async () => {
     const now = store.now();
     try {
-      store.transaction(() => store.state.set(INTAKE_HEARTBEAT_KEY, now, now));
+      await store.transaction((tx) => tx.state.set(INTAKE_HEARTBEAT_KEY, now, now));
       if (failingSince !== null) {
-        record(failingSince, now, 'store_failed');
+        await record(failingSince, now, 'store_failed');
         failingSince = null;
       }
     } catch (error) {
@@ -89,17 +90,17 @@ export function startIntakeLedger({
   };
 
   // The stretch since the last heartbeat of the previous run, if there was one.
-  const last = store.state.get(INTAKE_HEARTBEAT_KEY);
+  const last = await store.read((tx) => tx.state.get(INTAKE_HEARTBEAT_KEY));
   const now = resumedAt ?? store.now();
   if (last && last < now) {
     try {
-      record(last, now, 'daemon_down');
+      await record(last, now, 'daemon_down');
     } catch (error) {
       log.error({ err: describeError(error) }, 'intake gap not recorded');
     }
   }
-  beat();
-  const timer = setInterval(beat, intervalMs);
+  await beat();
+  const timer = setInterval(() => void beat(), intervalMs);
   timer.unref();
 
   return {
@@ -109,15 +110,15 @@ export function startIntakeLedger({
     },
     /** A delivery was stored: a gap in progress ends now. */
     onStored(): void {
-      if (failingSince !== null) beat();
+      if (failingSince !== null) void beat();
     },
     /** The last heartbeat, written at a clean stop so that the next gap is measured exactly. */
-    stop(): void {
+    async stop(): Promise<void> {
       clearInterval(timer);
-      beat();
+      await beat();
     },
   };
 }
 
 /** The ledger's interface. */
-export type IntakeLedger = ReturnType<typeof startIntakeLedger>;
+export type IntakeLedger = Awaited<ReturnType<typeof startIntakeLedger>>;

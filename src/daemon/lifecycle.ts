@@ -57,19 +57,20 @@ export async function startDaemon({
   /** Where systemd's NOTIFY_SOCKET and WATCHDOG_USEC come from. */
   env?: NodeJS.ProcessEnv;
   /** Called after each poll cycle (the demo prints it). */
-  onCycle?: (result: CycleResult, context: SyncContext) => void;
+  onCycle?: (result: CycleResult, context: SyncContext) => void | Promise<void>;
   /** Called with each webhook event's outcome (the demo counts them). */
   onWebhook?: (outcome: string) => void;
 }): Promise<Daemon> {
   const pattern = parseCronPattern(config.pollCron);
   log.info({ version, config: redactConfig(config) }, 'transport-sync starting');
   const ops = createDaemonOps({ config, log, env });
-  const context = createSyncContext({ config, log, hooks: ops.metrics });
+  const context = await createSyncContext({ config, log, hooks: ops.metrics });
   const releasers: (() => Promise<void> | void)[] = [() => context.close()];
   try {
-    const lease = acquireOwnerLease({
-      sqlite: context.db.sqlite,
+    const lease = await acquireOwnerLease({
+      store: context.store,
       clock: context.clock,
+      log,
       onLost: () => {
         log.error('another daemon took over this database; stopping');
         void stop();
@@ -77,20 +78,20 @@ export async function startDaemon({
     });
     releasers.push(() => lease.release());
   } catch (error) {
-    void context.close();
+    await context.close();
     throw error;
   }
 
   const { store } = context;
   // Runs left 'running' by a killed process (a daemon, or a one-shot sync) are closed once they
   // are older than any live cycle can be.
-  const closeAbandonedRuns = () => {
+  const closeAbandonedRuns = async () => {
     const before = isoFromMs(context.clock.now() - config.cycleDeadlineMs);
-    const closed = store.transaction(() => store.runs.closeAbandoned(before, store.now()));
+    const closed = await store.transaction((tx) => tx.runs.closeAbandoned(before, tx.now()));
     if (closed > 0) log.warn({ runs: closed }, 'closed runs left running by a killed process');
   };
 
-  const gate = createPollGate({
+  const gate = await createPollGate({
     mode: config.pollMode,
     store,
     clock: context.clock,
@@ -103,12 +104,12 @@ export async function startDaemon({
     task: async (signal) => {
       // Retired polling API: no cycle but the daily probe; the loop still counts as progressing.
       if (!gate.shouldPoll()) return true;
-      closeAbandonedRuns();
+      await closeAbandonedRuns();
       const startedAt = Date.now();
       const result = await runPollCycle(context.pollDeps, signal);
-      gate.observe(result);
+      await gate.observe(result);
       ops.metrics.observeCycle(result, Date.now() - startedAt);
-      onCycle?.(result, context);
+      await onCycle?.(result, context);
       return result.isListComplete || result.isPollingRetired;
     },
   });
@@ -178,13 +179,13 @@ export async function startDaemon({
       // stored: the next gap starts where intake really stopped.
       releasers.push(async () => {
         await webhooks.stop();
-        intake.ledger?.stop();
+        await intake.ledger?.stop();
       });
       // Events stored before the restart are applied first (bounded, so a failing backlog
       // cannot hold the heartbeat back): a request they bring is then judged at risk too.
       await waitAtMost(webhooks.idle(), BACKLOG_WAIT_MS);
       if (!stopping) {
-        intake.ledger = startIntakeLedger({
+        intake.ledger = await startIntakeLedger({
           store,
           clock: context.clock,
           log: log.child({ area: 'webhooks' }),

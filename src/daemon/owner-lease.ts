@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
-import type Database from 'better-sqlite3';
 import type { Clock } from '../clock.js';
-import { createSyncStateStore } from '../db/sync-state-store.js';
-import { TransportError } from '../errors.js';
+import type { Store } from '../db/store.js';
+import { describeError, TransportError } from '../errors.js';
+import type { Logger } from '../log.js';
 import { isProcessAlive } from '../process.js';
 import { isoFromMs } from '../time.js';
 
@@ -27,57 +27,64 @@ interface Owner {
  * (a crashed daemon restarted by systemd must not wait a minute). One-shot commands (sync,
  * backfill) do not take it.
  */
-export function acquireOwnerLease({
-  sqlite,
+export async function acquireOwnerLease({
+  store,
   clock,
+  log,
   pid = process.pid,
   onLost = () => undefined,
 }: {
-  sqlite: Database.Database;
+  store: Store;
   clock: Clock;
+  log?: Logger;
   pid?: number;
   /** Called when another daemon took the lease over (this one stalled past the expiry). */
   onLost?: () => void;
 }) {
   const me: Owner = { pid, host: hostname(), startedAt: isoFromMs(clock.now()) };
-  const state = createSyncStateStore(sqlite);
   const value = JSON.stringify(me);
 
-  sqlite
-    .transaction(() => {
-      const row = state.entry(KEY);
-      if (row && row.value !== value) {
-        const holder = JSON.parse(row.value) as Owner;
-        const ageMs = clock.now() - Date.parse(row.updated_at);
-        const isHolderGone = holder.host === me.host && !isProcessAlive(holder.pid);
-        if (ageMs < LEASE_EXPIRY_MS && !isHolderGone) {
-          throw new TransportError({
-            code: 'daemon.already_running',
-            message: `another transport-sync daemon (pid ${holder.pid} on ${holder.host}, since ${holder.startedAt}) is running on this database`,
-            hint: `Stop it first (systemctl stop transport-sync). If it was killed, its claim lapses ${Math.ceil(LEASE_EXPIRY_MS / 1000)} s after its last renewal.`,
-          });
-        }
+  await store.transaction(async (tx) => {
+    const row = await tx.state.entry(KEY);
+    if (row && row.value !== value) {
+      const holder = JSON.parse(row.value) as Owner;
+      const ageMs = clock.now() - Date.parse(row.updated_at);
+      const isHolderGone = holder.host === me.host && !isProcessAlive(holder.pid);
+      if (ageMs < LEASE_EXPIRY_MS && !isHolderGone) {
+        throw new TransportError({
+          code: 'daemon.already_running',
+          message: `another transport-sync daemon (pid ${holder.pid} on ${holder.host}, since ${holder.startedAt}) is running on this database`,
+          hint: `Stop it first (systemctl stop transport-sync). If it was killed, its claim lapses ${Math.ceil(LEASE_EXPIRY_MS / 1000)} s after its last renewal.`,
+        });
       }
-      state.set(KEY, value, isoFromMs(clock.now()));
-    })
-    .immediate();
+    }
+    await tx.state.set(KEY, value, isoFromMs(clock.now()));
+  });
 
   // Renew only while the lease is still ours: a daemon that stalled past the expiry and was
-  // replaced must stop, not fight its successor.
-  const renew = () => {
-    if (!state.touchIf(KEY, value, isoFromMs(clock.now()))) {
-      clearInterval(timer);
-      onLost();
+  // replaced must stop, not fight its successor. A renewal that fails (the database is busy or
+  // full) is tried again at the next tick; the lease lapses only after a minute of them.
+  const renew = async () => {
+    try {
+      const isOurs = await store.transaction((tx) =>
+        tx.state.touchIf(KEY, value, isoFromMs(clock.now())),
+      );
+      if (!isOurs) {
+        clearInterval(timer);
+        onLost();
+      }
+    } catch (error) {
+      log?.warn({ err: describeError(error) }, 'owner lease not renewed; trying again');
     }
   };
-  const timer = setInterval(renew, LEASE_RENEW_MS);
+  const timer = setInterval(() => void renew(), LEASE_RENEW_MS);
   timer.unref();
   return {
     renew,
     /** Gives the database back at shutdown so a successor starts at once. */
-    release(): void {
+    async release(): Promise<void> {
       clearInterval(timer);
-      state.deleteIf(KEY, value);
+      await store.transaction((tx) => tx.state.deleteIf(KEY, value));
     },
   };
 }

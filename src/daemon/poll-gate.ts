@@ -13,7 +13,7 @@ export const RETIRED_PROBE_INTERVAL_MS = 24 * 3_600_000;
  * sync_state (status and /metrics read it), and lets one cycle through a day to see whether they
  * answer again. With on or off the gate never changes anything.
  */
-export function createPollGate({
+export async function createPollGate({
   mode,
   store,
   clock,
@@ -24,7 +24,10 @@ export function createPollGate({
   clock: Clock;
   log: Logger;
 }) {
-  let retiredAt = mode === 'auto' ? (store.state.get(POLLING_RETIRED_KEY) ?? null) : null;
+  let retiredAt =
+    mode === 'auto'
+      ? ((await store.read((tx) => tx.state.get(POLLING_RETIRED_KEY))) ?? null)
+      : null;
   // A restart probes at once: the service may have answered again meanwhile.
   let lastProbeMs = Number.NEGATIVE_INFINITY;
 
@@ -37,12 +40,13 @@ export function createPollGate({
       return true;
     },
     /** Learns from a finished cycle whether the polling API is retired, or back. */
-    observe(result: { isPollingRetired: boolean; isListComplete: boolean }): void {
+    async observe(result: { isPollingRetired: boolean; isListComplete: boolean }): Promise<void> {
       if (mode !== 'auto') return;
       if (retiredAt === null && result.isPollingRetired) {
-        retiredAt = store.now();
+        const at = store.now();
+        retiredAt = at;
         lastProbeMs = clock.now();
-        store.transaction(() => store.state.set(POLLING_RETIRED_KEY, retiredAt!, retiredAt!));
+        await store.transaction((tx) => tx.state.set(POLLING_RETIRED_KEY, at, at));
         log.warn(
           {
             mode: 'webhooks-only',
@@ -52,7 +56,7 @@ export function createPollGate({
         );
       } else if (retiredAt !== null && result.isListComplete) {
         retiredAt = null;
-        store.transaction(() => store.state.delete(POLLING_RETIRED_KEY));
+        await store.transaction((tx) => tx.state.delete(POLLING_RETIRED_KEY));
         log.info({ mode: 'polling' }, "the service's v1.0 list endpoints answer again: polling");
       }
     },
@@ -62,4 +66,4 @@ export function createPollGate({
 }
 
 /** The gate's interface. */
-export type PollGate = ReturnType<typeof createPollGate>;
+export type PollGate = Awaited<ReturnType<typeof createPollGate>>;

@@ -14,6 +14,8 @@ export const DB_ERROR_CODES = {
   'db.newer_schema': 'failure',
   /** The database has not been migrated (run migrate). */
   'db.not_migrated': 'failure',
-  /** The file cannot be opened or created. */
+  /** The file cannot be opened or created, or the server refused the role or database. */
   'db.open_failed': 'failure',
+  /** The PostgreSQL server cannot be reached. */
+  'db.unreachable': 'failure',
 } as const;

@@ -1,57 +1,91 @@
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { isoFromMs } from '../time.js';
-import { databaseError } from './errors.js';
-import type { MirrorDb } from './open.js';
-import { createCheckpointStore } from './checkpoint-store.js';
-import { createDriftStore } from './drift-store.js';
-import { createIntakeGapStore } from './intake-gap-store.js';
-import { createQuarantineStore } from './quarantine-store.js';
-import { createRequestStore } from './request-store.js';
-import { createRunStore } from './run-store.js';
-import { createSyncStateStore } from './sync-state-store.js';
+import type { Connection, ReadOptions, Sql } from './sql.js';
+import { createCheckpointStore } from './store/checkpoint-store.js';
+import { createDriftStore, type NewDrift } from './store/drift-store.js';
+import { createEventStore } from './store/event-store.js';
+import { createIntakeGapStore } from './store/intake-gap-store.js';
+import { createOutboxStore } from './store/outbox-store.js';
+import { createQuarantineStore } from './store/quarantine-store.js';
+import { createRequestStore, type AccountCache } from './store/request-store.js';
+import { createRunStore } from './store/run-store.js';
+import { createSyncStateStore } from './store/sync-state-store.js';
+
+/** Every table's statements, bound to one transaction. */
+export interface StoreTx {
+  requests: ReturnType<typeof createRequestStore>;
+  runs: ReturnType<typeof createRunStore>;
+  state: ReturnType<typeof createSyncStateStore>;
+  quarantine: ReturnType<typeof createQuarantineStore>;
+  checkpoints: ReturnType<typeof createCheckpointStore>;
+  intakeGaps: ReturnType<typeof createIntakeGapStore>;
+  drift: ReturnType<typeof createDriftStore>;
+  events: ReturnType<typeof createEventStore>;
+  outbox: ReturnType<typeof createOutboxStore>;
+  /** Now, in canonical form. */
+  now(): string;
+}
 
 /**
- * The one store every path writes through (poll, backfill, webhooks, actions), so guards and the
- * change log apply alike. Write transactions are BEGIN IMMEDIATE: they take the write lock at
- * the start, so two writers wait on busy_timeout instead of failing mid-transaction.
+ * The one store every path writes through (poll, backfill, webhooks, outbox, operations), on
+ * either engine, so guards and the change log apply alike. Work runs in a transaction and gets
+ * every table's statements bound to it: `store.transaction(async (tx) => tx.runs.start(...))`.
  */
-export function createStore({ db, clock, log }: { db: MirrorDb; clock: Clock; log?: Logger }) {
-  const requests = createRequestStore(db.sqlite);
+export function createStore({ db, clock, log }: { db: Connection; clock: Clock; log?: Logger }) {
+  const now = () => isoFromMs(clock.now());
+  const accounts: AccountCache = new Map();
   // Each drift is logged once, when first recorded: the member and the request, never a value.
   const driftLog = log?.child({ area: 'schema' });
+  const onNew = (d: NewDrift) =>
+    driftLog?.warn(
+      {
+        requestId: d.requestId,
+        source: d.source,
+        member: d.member,
+        problem: d.problem,
+        expected: d.expected,
+        received: d.received,
+      },
+      'schema drift: a member differs from the documented shape',
+    );
+  // SQLite hands every transaction the same Sql: its bound stores are built once.
+  const bound = new WeakMap<Sql, StoreTx>();
+  const bind = (sql: Sql): StoreTx => {
+    let tx = bound.get(sql);
+    if (!tx) {
+      tx = {
+        requests: createRequestStore(sql, accounts),
+        runs: createRunStore(sql),
+        state: createSyncStateStore(sql),
+        quarantine: createQuarantineStore(sql),
+        checkpoints: createCheckpointStore(sql),
+        intakeGaps: createIntakeGapStore(sql),
+        drift: createDriftStore(sql, { onNew }),
+        events: createEventStore(sql),
+        outbox: createOutboxStore(sql),
+        now,
+      };
+      bound.set(sql, tx);
+    }
+    return tx;
+  };
   return {
     db,
-    requests,
-    runs: createRunStore(db.sqlite),
-    state: createSyncStateStore(db.sqlite),
-    quarantine: createQuarantineStore(db.sqlite),
-    checkpoints: createCheckpointStore(db.sqlite),
-    intakeGaps: createIntakeGapStore(db.sqlite),
-    drift: createDriftStore(db.sqlite, {
-      onNew: (d) =>
-        driftLog?.warn(
-          {
-            requestId: d.requestId,
-            source: d.source,
-            member: d.member,
-            problem: d.problem,
-            expected: d.expected,
-            received: d.received,
-          },
-          'schema drift: a member differs from the documented shape',
-        ),
-    }),
-    /** Now, in canonical form. */
-    now: () => isoFromMs(clock.now()),
-    /** Runs `work` in one BEGIN IMMEDIATE transaction; a throw rolls it all back. */
-    transaction<T>(work: () => T): T {
+    now,
+    /** Runs `work` in one write transaction; a throw rolls it all back. Never nest them. */
+    async transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
       try {
-        return db.sqlite.transaction(work).immediate();
+        return await db.transaction((sql) => work(bind(sql)));
       } catch (error) {
-        throw databaseError(error, db.path);
+        // An account written by the rolled-back work is not stored after all.
+        accounts.clear();
+        throw error;
       }
     },
+    /** Runs `work` with reads only. */
+    read: <T>(work: (tx: StoreTx) => Promise<T>, options?: ReadOptions): Promise<T> =>
+      db.read((sql) => work(bind(sql)), options),
   };
 }
 

@@ -1,120 +1,15 @@
-import { hasTable } from '../db/tables.js';
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  linkSync,
-  openSync,
-  renameSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
-import { TransportError } from '../errors.js';
-import { openForReading } from './database.js';
+import { backupSqlite, type BackupResult } from '../db/sqlite/backup.js';
 
-/** What a backup wrote. */
-export interface BackupResult {
-  path: string;
-  bytes: number;
-  schemaVersion: number;
-}
+export type { BackupResult };
 
 /**
- * Writes a consistent copy of the database at `sourcePath` to `targetPath` while the daemon may
- * be writing it. VACUUM INTO reads inside one read transaction, so the copy is one moment's
- * snapshot; under WAL that read neither blocks the daemon's writes nor waits for them (unlike the
- * online backup API, which restarts whenever another connection writes mid-copy). The copy is
- * written to a private temporary file (mode 0600: it holds patient data) beside the target,
- * checked with quick_check, synced, and only then moved into place, so a failed or interrupted
- * backup never leaves a half-written file under the target's name. An existing target is
- * replaced only with `force`. Restore: stop the daemon, copy the file over TRANSPORT_DB (removing
- * any -wal and -shm beside it), start the daemon.
+ * A consistent copy of the mirror, taken while the daemon may be writing it (see
+ * db/sqlite/backup.ts for how, and docs/operations.md for restoring).
  */
-export function backupDatabase({
-  sourcePath,
-  targetPath,
-  force = false,
-}: {
+export function backupDatabase(options: {
   sourcePath: string;
   targetPath: string;
   force?: boolean;
-}): BackupResult {
-  if (resolve(sourcePath) === resolve(targetPath)) {
-    throw new TransportError({
-      code: 'backup.same_file',
-      message: 'the backup file is the database itself',
-      hint: 'Give a path outside the database: `transport-sync backup /var/backups/transport-sync.db`.',
-    });
-  }
-  if (!force && existsSync(targetPath)) throw targetExists(targetPath);
-  if (!existsSync(dirname(resolve(targetPath)))) {
-    throw new TransportError({
-      code: 'backup.no_directory',
-      message: `the directory of ${targetPath} does not exist`,
-      hint: 'Create it first, or choose another path.',
-    });
-  }
-  const temp = join(dirname(resolve(targetPath)), `.${basename(targetPath)}.${process.pid}.tmp`);
-  const source = openForReading(sourcePath);
-  try {
-    // An empty file of our making: SQLite writes into it and keeps its mode.
-    closeSync(openSync(temp, 'wx', 0o600));
-    source.sqlite.prepare('VACUUM INTO ?').run(temp);
-    const schemaVersion = verifyCopy(temp);
-    const fd = openSync(temp, 'r+');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    if (force) renameSync(temp, targetPath);
-    else placeWithoutOverwriting(temp, targetPath);
-    return { path: targetPath, bytes: statSync(targetPath).size, schemaVersion };
-  } finally {
-    source.close();
-    rmSync(temp, { force: true });
-  }
-}
-
-/** quick_check the copy and return its schema version (migrations applied). */
-function verifyCopy(path: string): number {
-  const copy = new Database(path, { readonly: true, fileMustExist: true });
-  try {
-    const result = copy.pragma('quick_check', { simple: true });
-    if (result !== 'ok') {
-      throw new TransportError({
-        code: 'backup.corrupt',
-        message: `the backup copy failed its integrity check: ${String(result)}`,
-        hint: 'Run `sqlite3 "$TRANSPORT_DB" "PRAGMA integrity_check"` on the database itself.',
-      });
-    }
-    return hasTable(copy, '__drizzle_migrations')
-      ? (copy.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number }).n
-      : 0;
-  } finally {
-    copy.close();
-  }
-}
-
-/** link(2) fails if the target exists, so a file created meanwhile is never overwritten. */
-function placeWithoutOverwriting(temp: string, target: string): void {
-  try {
-    linkSync(temp, target);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw targetExists(target);
-    // File systems without hard links: the existence check above is then the only guard.
-    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EXDEV') renameSync(temp, target);
-    else throw error;
-  }
-}
-
-function targetExists(path: string): TransportError {
-  return new TransportError({
-    code: 'backup.exists',
-    message: `${path} already exists; not overwritten`,
-    hint: 'Choose a new file name, or pass --force to replace it.',
-  });
+}): Promise<BackupResult> {
+  return backupSqlite(options);
 }

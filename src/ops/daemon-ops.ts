@@ -72,15 +72,14 @@ export function createDaemonOps({
       let url: string | undefined;
       registerDbGauges({
         registry: metrics.registry,
-        sqlite: db.sqlite,
-        dbPath: db.path,
+        db,
         now: clock.now,
         pollMode: config.pollMode,
         hasWebhooks: Boolean(config.webhookListen),
         silence: { minutes: config.webhookSilenceMinutes, hours: config.webhookSilenceHours },
       });
       const readiness = createReadiness({
-        sqlite: db.sqlite,
+        db,
         now: clock.now,
         pollCron: config.pollCron,
         staleAfterCycles: config.staleAfterCycles,
@@ -103,7 +102,7 @@ export function createDaemonOps({
       }
       releasers.push(
         startDailyPrune({
-          sqlite: db.sqlite,
+          db,
           retentionDays: config.retentionDays,
           log: log.child({ area: 'retention' }),
         }),

@@ -1,8 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { SETTINGS } from '../config/index.js';
-import { knownMigrations, schemaVersion } from '../db/open.js';
+import { inspectSqlite } from '../db/sqlite/inspect.js';
 import type { CheckResult } from './doctor.js';
 
 /*
@@ -42,7 +41,8 @@ export function checkSecretFile(env: NodeJS.ProcessEnv): CheckResult {
 
 /** The database exists, opens, is migrated to this version, and this user can write it. */
 export function checkDatabase(path: string): CheckResult[] {
-  if (!existsSync(path)) {
+  const found = inspectSqlite(path);
+  if (found.kind === 'missing') {
     return [
       {
         name: 'database',
@@ -52,30 +52,20 @@ export function checkDatabase(path: string): CheckResult[] {
       },
     ];
   }
-  let sqlite: Database.Database;
-  try {
-    sqlite = new Database(path, { fileMustExist: true });
-    sqlite.pragma('busy_timeout = 5000');
-  } catch (error) {
+  if (found.kind === 'unopenable') {
     return [
       {
         name: 'database',
         status: 'fail',
-        detail: `cannot open ${path}: ${(error as Error).message}`,
+        detail: `cannot open ${path}: ${found.error}`,
         hint: 'Check that the file is an SQLite database and that this user may read it.',
       },
     ];
   }
-  try {
-    return [checkSchema(sqlite), checkWritable(sqlite, path)];
-  } finally {
-    sqlite.close();
-  }
+  return [checkSchema(found.schema), checkWritable(found.writeError, path)];
 }
 
-function checkSchema(sqlite: Database.Database): CheckResult {
-  const applied = schemaVersion(sqlite);
-  const known = knownMigrations().length;
+function checkSchema({ applied, known }: { applied: number; known: number }): CheckResult {
   if (applied === known) return { name: 'schema', status: 'ok', detail: `version ${applied}` };
   return applied < known
     ? {
@@ -92,28 +82,17 @@ function checkSchema(sqlite: Database.Database): CheckResult {
       };
 }
 
-/** A write inside a transaction that is rolled back: proves the lock and the file, changes nothing. */
-function checkWritable(sqlite: Database.Database, path: string): CheckResult {
-  try {
-    sqlite.exec('BEGIN IMMEDIATE');
-    try {
-      sqlite.exec('CREATE TABLE transport_sync_doctor_probe (x INTEGER)');
-    } finally {
-      sqlite.exec('ROLLBACK');
-    }
-    return { name: 'database writable', status: 'ok', detail: path };
-  } catch (error) {
-    const message = (error as Error).message;
-    const isBusy = /locked|busy/i.test(message);
-    return {
-      name: 'database writable',
-      status: 'fail',
-      detail: `${path}: ${message}`,
-      hint: isBusy
-        ? 'Another process held the write lock for 5 s: look for a stuck sqlite3 shell or a long report query.'
-        : 'Run doctor as the daemon user; the file, its -wal/-shm and the directory must be writable by it.',
-    };
-  }
+function checkWritable(writeError: string | null, path: string): CheckResult {
+  if (writeError === null) return { name: 'database writable', status: 'ok', detail: path };
+  const isBusy = /locked|busy/i.test(writeError);
+  return {
+    name: 'database writable',
+    status: 'fail',
+    detail: `${path}: ${writeError}`,
+    hint: isBusy
+      ? 'Another process held the write lock for 5 s: look for a stuck sqlite3 shell or a long report query.'
+      : 'Run doctor as the daemon user; the file, its -wal/-shm and the directory must be writable by it.',
+  };
 }
 
 /** The database and its -wal and -shm: private to their owner (0600), as they hold patient data. */

@@ -1,6 +1,6 @@
 import { Cron } from 'croner';
-import type Database from 'better-sqlite3';
-import { readSyncState } from '../db/sync-state-store.js';
+import type { Connection } from '../db/sql.js';
+import { readSyncState } from '../db/store/sync-state-store.js';
 import { readPollingRetiredAt } from './mode.js';
 import { LAST_SUCCESS_KEY } from '../sync/poll.js';
 
@@ -62,8 +62,8 @@ export function nthRunAfter(pattern: string, fromMs: number, n: number): number 
 }
 
 /** Reads the last success time the poll cycle records in sync_state (null when absent). */
-export function readLastSuccessAt(sqlite: Database.Database): string | null {
-  return readSyncState(sqlite, LAST_SUCCESS_KEY)?.value ?? null;
+export async function readLastSuccessAt(db: Connection): Promise<string | null> {
+  return (await readSyncState(db, LAST_SUCCESS_KEY))?.value ?? null;
 }
 
 /** Freshness of `lastSuccessAt` at `nowMs`, against staleAfterCycles intervals of `pollCron`. */
@@ -108,20 +108,20 @@ export function assessFreshness({
  * the mirror is fed by webhooks alone, and the process counts as ready.
  */
 export function createReadiness({
-  sqlite,
+  db,
   now,
   pollCron,
   staleAfterCycles,
   isPollingOn,
 }: {
-  sqlite: Database.Database;
+  db: Connection;
   now: () => number;
   pollCron: string;
   staleAfterCycles: number;
   isPollingOn: boolean;
-}): () => Readiness {
-  return () => {
-    if (!isPollingOn || readPollingRetiredAt(sqlite) !== null) {
+}): () => Promise<Readiness> {
+  return async () => {
+    if (!isPollingOn || (await readPollingRetiredAt(db)) !== null) {
       return {
         ready: true,
         reason: isPollingOn
@@ -132,7 +132,7 @@ export function createReadiness({
         staleAfterSeconds: null,
       };
     }
-    const lastSuccessAt = readLastSuccessAt(sqlite);
+    const lastSuccessAt = await readLastSuccessAt(db);
     const freshness = assessFreshness({ lastSuccessAt, nowMs: now(), pollCron, staleAfterCycles });
     const reason =
       freshness.lastSuccessAt === null

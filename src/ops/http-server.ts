@@ -14,7 +14,7 @@ export type OpsRoutesHandler = (req: IncomingMessage, res: ServerResponse) => bo
 /** What the ops routes need. */
 export interface OpsRoutes {
   metrics: { registry: Registry };
-  readiness: () => Pick<Readiness, 'ready' | 'reason'> & Partial<Readiness>;
+  readiness: () => Promise<Pick<Readiness, 'ready' | 'reason'> & Partial<Readiness>>;
   log: Logger;
 }
 
@@ -48,14 +48,20 @@ export function createOpsHandler({ metrics, readiness, log }: OpsRoutes): OpsRou
         uptime_seconds: Math.floor((Date.now() - startedAt) / 1000),
       });
     } else if (path === '/readyz') {
-      const state = readiness();
-      sendJson(res, state.ready ? 200 : 503, {
-        ready: state.ready,
-        reason: state.reason,
-        last_success_at: state.lastSuccessAt ?? null,
-        freshness_seconds: state.freshnessSeconds ?? null,
-        stale_after_seconds: state.staleAfterSeconds ?? null,
-      });
+      readiness().then(
+        (state) =>
+          sendJson(res, state.ready ? 200 : 503, {
+            ready: state.ready,
+            reason: state.reason,
+            last_success_at: state.lastSuccessAt ?? null,
+            freshness_seconds: state.freshnessSeconds ?? null,
+            stale_after_seconds: state.staleAfterSeconds ?? null,
+          }),
+        (error: unknown) => {
+          log.error({ err: describeError(error) }, 'readiness check failed');
+          sendJson(res, 503, { ready: false, reason: 'the database could not be read' });
+        },
+      );
     } else {
       metrics.registry.metrics().then(
         (text) => send(res, 200, metrics.registry.contentType, text),

@@ -1,6 +1,6 @@
-import { hasTable } from '../db/tables.js';
-import type Database from 'better-sqlite3';
-import { readIntakeGaps, readRequestsAtRisk } from '../db/intake-gap-store.js';
+import type { Connection } from '../db/sql.js';
+import { readLastDeliveryAt } from '../db/store/facts.js';
+import { readIntakeGaps, readRequestsAtRisk } from '../db/store/intake-gap-store.js';
 
 /** Requests named per unreviewed gap in status; the count says how many in all. */
 const NAMED_PER_GAP = 200;
@@ -27,21 +27,20 @@ export interface IntakeGapsReport {
 }
 
 /** The last gaps, with the requests still at risk from each alarmed, unreviewed one. */
-export function readIntakeGapsReport(sqlite: Database.Database): IntakeGapsReport {
-  const { unreviewed, last } = readIntakeGaps(sqlite);
-  return {
-    unreviewed,
-    last: last.map((gap) => {
-      const isOpen = gap.is_alarmed === 1 && gap.reviewed_at === null;
-      const ids = isOpen ? readRequestsAtRisk(sqlite, gap.started_at, gap.ended_at) : [];
-      return {
-        ...gap,
-        is_alarmed: gap.is_alarmed === 1,
-        requests_at_risk: isOpen ? ids.length : gap.requests_at_risk,
-        request_ids: ids.slice(0, NAMED_PER_GAP),
-      };
-    }),
-  };
+export async function readIntakeGapsReport(db: Connection): Promise<IntakeGapsReport> {
+  const { unreviewed, last } = await readIntakeGaps(db);
+  const reports: IntakeGapReport[] = [];
+  for (const gap of last) {
+    const isOpen = gap.is_alarmed === 1 && gap.reviewed_at === null;
+    const ids = isOpen ? await readRequestsAtRisk(db, gap.started_at, gap.ended_at) : [];
+    reports.push({
+      ...gap,
+      is_alarmed: gap.is_alarmed === 1,
+      requests_at_risk: isOpen ? ids.length : gap.requests_at_risk,
+      request_ids: ids.slice(0, NAMED_PER_GAP),
+    });
+  }
+  return { unreviewed, last: reports };
 }
 
 /** `status` key `webhook_silence`. */
@@ -57,17 +56,11 @@ export interface WebhookSilenceReport {
  * Webhook silence: no delivery for `minutes` while deliveries are expected (local hours
  * [from, to)). Hours outside that range never count as silent.
  */
-export function readWebhookSilence(
-  sqlite: Database.Database,
+export async function readWebhookSilence(
+  db: Connection,
   { minutes, hours, nowMs }: { minutes: number; hours: readonly [number, number]; nowMs: number },
-): WebhookSilenceReport {
-  const last = hasTable(sqlite, 'webhook_events')
-    ? (
-        sqlite.prepare('SELECT max(received_at) AS at FROM webhook_events').get() as {
-          at: string | null;
-        }
-      ).at
-    : null;
+): Promise<WebhookSilenceReport> {
+  const last = await readLastDeliveryAt(db);
   const hour = new Date(nowMs).getHours();
   const isExpected = hour >= hours[0] && hour < hours[1];
   const quietMs = last === null ? Number.POSITIVE_INFINITY : nowMs - Date.parse(last);

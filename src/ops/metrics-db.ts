@@ -1,6 +1,6 @@
-import { hasTable } from '../db/tables.js';
-import type Database from 'better-sqlite3';
 import { Gauge, type Registry } from 'prom-client';
+import type { MirrorDb } from '../db/open.js';
+import { countIntakeGaps } from '../db/store/intake-gap-store.js';
 import { databaseBytes, readMirrorFacts, type MirrorFacts } from './facts.js';
 import { readLastSuccessAt } from './freshness.js';
 import { readWebhookSilence, type WebhookSilenceReport } from './intake.js';
@@ -28,16 +28,14 @@ interface Snapshot {
  */
 export function registerDbGauges({
   registry,
-  sqlite,
-  dbPath,
+  db,
   now = Date.now,
   pollMode = 'on',
   hasWebhooks = false,
   silence = { minutes: 0, hours: [0, 24] },
 }: {
   registry: Registry;
-  sqlite: Database.Database;
-  dbPath: string;
+  db: MirrorDb;
   now?: () => number;
   /** TRANSPORT_POLL, and whether a receiver runs: with sync_state, they give the mode. */
   pollMode?: 'auto' | 'on' | 'off';
@@ -45,21 +43,26 @@ export function registerDbGauges({
   /** TRANSPORT_WEBHOOK_SILENCE_MINUTES and _HOURS. */
   silence?: { minutes: number; hours: readonly [number, number] };
 }): void {
-  let cached: { at: number; value: Snapshot } | undefined;
-  const snapshot = (): Snapshot => {
+  let cached: { at: number; value: Promise<Snapshot> } | undefined;
+  const readSnapshot = async (at: number): Promise<Snapshot> => {
+    const last = await readLastSuccessAt(db);
+    const parsed = last === null ? Number.NaN : Date.parse(last);
+    return {
+      facts: await readMirrorFacts(db),
+      retiredAt: await readPollingRetiredAt(db),
+      gaps: await countIntakeGaps(db),
+      silence: await readWebhookSilence(db, { ...silence, nowMs: at }),
+      lastSuccessMs: Number.isFinite(parsed) ? parsed : null,
+      bytes: databaseBytes(db),
+    };
+  };
+  // The gauges of one scrape are collected together: they share one read (a promise).
+  const snapshot = (): Promise<Snapshot> => {
     const at = now();
     if (cached && at - cached.at < SNAPSHOT_MS && at >= cached.at) return cached.value;
-    const last = readLastSuccessAt(sqlite);
-    const parsed = last === null ? Number.NaN : Date.parse(last);
-    const value = {
-      facts: readMirrorFacts(sqlite),
-      retiredAt: readPollingRetiredAt(sqlite),
-      gaps: countGaps(sqlite),
-      silence: readWebhookSilence(sqlite, { ...silence, nowMs: at }),
-      lastSuccessMs: Number.isFinite(parsed) ? parsed : null,
-      bytes: databaseBytes(dbPath),
-    };
+    const value = readSnapshot(at);
     cached = { at, value };
+    value.catch(() => (cached = undefined));
     return value;
   };
   const registers = [registry];
@@ -69,10 +72,10 @@ export function registerDbGauges({
     help: 'Available requests in the mirror by list state.',
     labelNames: ['state'] as const,
     registers,
-    collect() {
+    async collect() {
+      const { facts } = await snapshot();
       this.reset();
-      for (const [state, n] of Object.entries(snapshot().facts.requestsByState))
-        this.set({ state }, n);
+      for (const [state, n] of Object.entries(facts.requestsByState)) this.set({ state }, n);
     },
   });
   const simple = (name: string, help: string, read: (s: Snapshot) => number | null) =>
@@ -80,8 +83,8 @@ export function registerDbGauges({
       name,
       help,
       registers,
-      collect() {
-        const value = read(snapshot());
+      async collect() {
+        const value = read(await snapshot());
         // No sample rather than a made-up number: absent() alerts on a mirror never synced.
         if (value === null) this.remove();
         else this.set(value);
@@ -97,8 +100,9 @@ export function registerDbGauges({
     help: 'How data comes in: 1 for the current mode (polling+webhooks, webhooks-only, polling-only).',
     labelNames: ['mode'] as const,
     registers,
-    collect() {
-      const current = intakeMode({ pollMode, hasWebhooks, retiredAt: snapshot().retiredAt });
+    async collect() {
+      const { retiredAt } = await snapshot();
+      const current = intakeMode({ pollMode, hasWebhooks, retiredAt });
       for (const mode of INTAKE_MODES) this.set({ mode }, mode === current ? 1 : 0);
     },
   });
@@ -112,8 +116,8 @@ export function registerDbGauges({
     help: 'Intake gaps recorded, by whether they were longer than the service retries.',
     labelNames: ['alarmed'] as const,
     registers,
-    collect() {
-      const { gaps } = snapshot();
+    async collect() {
+      const { gaps } = await snapshot();
       this.set({ alarmed: 'true' }, gaps.alarmed);
       this.set({ alarmed: 'false' }, gaps.quiet);
     },
@@ -134,8 +138,8 @@ export function registerDbGauges({
     help: 'Members seen differing from the documented shape (rows of schema_drift), by problem: missing, type, unknown.',
     labelNames: ['problem'] as const,
     registers,
-    collect() {
-      const drift = snapshot().facts.schemaDrift;
+    async collect() {
+      const drift = (await snapshot()).facts.schemaDrift;
       for (const problem of ['missing', 'type', 'unknown'] as const)
         this.set({ problem }, drift[problem]);
     },
@@ -168,24 +172,12 @@ export function registerDbGauges({
     help: 'Outbox rows waiting to be sent (pending) or given up on (failed), by kind.',
     labelNames: ['kind', 'status'] as const,
     registers,
-    collect() {
-      const { outbox } = snapshot().facts;
+    async collect() {
+      const { outbox } = (await snapshot()).facts;
       for (const kind of ['locations', 'actions'] as const) {
         this.set({ kind, status: 'pending' }, outbox[kind].pending);
         this.set({ kind, status: 'failed' }, outbox[kind].failed);
       }
     },
   });
-}
-
-/** Intake gaps by kind; none when the table does not exist yet. */
-function countGaps(sqlite: Database.Database): Snapshot['gaps'] {
-  if (!hasTable(sqlite, 'intake_gaps')) return { unreviewed: 0, alarmed: 0, quiet: 0 };
-  return sqlite
-    .prepare(
-      `SELECT coalesce(sum(is_alarmed = 1 AND reviewed_at IS NULL), 0) AS unreviewed,
-         coalesce(sum(is_alarmed = 1), 0) AS alarmed, coalesce(sum(is_alarmed = 0), 0) AS quiet
-       FROM intake_gaps`,
-    )
-    .get() as Snapshot['gaps'];
 }

@@ -1,5 +1,5 @@
-import type Database from 'better-sqlite3';
-import { readSyncState } from '../db/sync-state-store.js';
+import type { Connection } from '../db/sql.js';
+import { readSyncState } from '../db/store/sync-state-store.js';
 
 /** Key in sync_state of when the daemon found the polling API retired (TRANSPORT_POLL=auto). */
 export const POLLING_RETIRED_KEY = 'polling_retired_at';
@@ -8,8 +8,8 @@ export const POLLING_RETIRED_KEY = 'polling_retired_at';
 export type IntakeMode = 'polling+webhooks' | 'webhooks-only' | 'polling-only';
 
 /** When the polling API was found retired, or null (also when the table does not exist yet). */
-export function readPollingRetiredAt(sqlite: Database.Database): string | null {
-  return readSyncState(sqlite, POLLING_RETIRED_KEY)?.value ?? null;
+export async function readPollingRetiredAt(db: Connection): Promise<string | null> {
+  return (await readSyncState(db, POLLING_RETIRED_KEY))?.value ?? null;
 }
 
 /** Whether polling runs: on, or auto while the polling API has not been found retired. */

@@ -1,6 +1,5 @@
-import type Database from 'better-sqlite3';
-import { knownMigrations, schemaVersion } from '../db/open.js';
-import { readRecentRuns, type RecentRun } from '../db/run-store.js';
+import { knownSchemaVersion, schemaVersion, type MirrorDb } from '../db/open.js';
+import { readRecentRuns, type RecentRun } from '../db/store/run-store.js';
 import { isoFromMs } from '../time.js';
 import { databaseBytes, readMirrorFacts, type SchemaDriftFacts } from './facts.js';
 import { assessFreshness, readLastSuccessAt } from './freshness.js';
@@ -52,8 +51,7 @@ export interface StatusReport {
 
 /** What `readStatus` needs: an open (read-only is enough) database and the schedule settings. */
 export interface StatusInput {
-  sqlite: Database.Database;
-  dbPath: string;
+  db: MirrorDb;
   nowMs: number;
   pollCron: string;
   staleAfterCycles: number;
@@ -72,28 +70,28 @@ export interface StatusInput {
  * Reads the status report. Never writes. With polling off, freshness is still reported but the
  * mirror is not called stale: webhooks alone feed it and no cycle is expected.
  */
-export function readStatus(input: StatusInput): StatusReport {
-  const { sqlite } = input;
-  const facts = readMirrorFacts(sqlite);
-  const retiredAt = readPollingRetiredAt(sqlite);
+export async function readStatus(input: StatusInput): Promise<StatusReport> {
+  const { db } = input;
+  const facts = await readMirrorFacts(db);
+  const retiredAt = await readPollingRetiredAt(db);
   const pollMode = input.pollMode ?? (input.isPollingOn ? 'on' : 'off');
   const isPolling = isPollingEffective(pollMode, retiredAt);
   const freshness = assessFreshness({
-    lastSuccessAt: readLastSuccessAt(sqlite),
+    lastSuccessAt: await readLastSuccessAt(db),
     nowMs: input.nowMs,
     pollCron: input.pollCron,
     staleAfterCycles: input.staleAfterCycles,
   });
-  const bytes = databaseBytes(input.dbPath);
+  const bytes = databaseBytes(db);
   const outbox = facts.outbox;
   const available = Object.values(facts.requestsByState).reduce((sum, n) => sum + n, 0);
   return {
     generated_at: isoFromMs(input.nowMs),
-    database_path: input.dbPath,
+    database_path: db.location,
     database_bytes: bytes.database,
     wal_bytes: bytes.wal,
-    schema_version: schemaVersion(sqlite),
-    known_schema_version: knownMigrations().length,
+    schema_version: await schemaVersion(db),
+    known_schema_version: knownSchemaVersion(db),
     is_polling_on: isPolling,
     mode: intakeMode({ pollMode, hasWebhooks: input.hasWebhooks ?? false, retiredAt }),
     polling_retired_at: retiredAt,
@@ -102,7 +100,7 @@ export function readStatus(input: StatusInput): StatusReport {
     poll_interval_seconds: freshness.pollIntervalSeconds,
     stale_after_seconds: freshness.staleAfterSeconds,
     is_stale: isPolling && freshness.isStale,
-    last_runs: lastRuns(sqlite, input.runs ?? 5),
+    last_runs: await lastRuns(db, input.runs ?? 5),
     requests_total: available + facts.unavailable,
     requests_by_state: facts.requestsByState,
     unavailable: facts.unavailable,
@@ -113,8 +111,8 @@ export function readStatus(input: StatusInput): StatusReport {
       pending: outbox.locations.pending + outbox.actions.pending,
       failed: outbox.locations.failed + outbox.actions.failed,
     },
-    intake_gaps: readIntakeGapsReport(sqlite),
-    webhook_silence: readWebhookSilence(sqlite, {
+    intake_gaps: await readIntakeGapsReport(db),
+    webhook_silence: await readWebhookSilence(db, {
       minutes: input.silence?.minutes ?? 0,
       hours: input.silence?.hours ?? [0, 24],
       nowMs: input.nowMs,
@@ -122,8 +120,8 @@ export function readStatus(input: StatusInput): StatusReport {
   };
 }
 
-function lastRuns(sqlite: Database.Database, limit: number): StatusRun[] {
-  const rows = readRecentRuns(sqlite, limit);
+async function lastRuns(db: MirrorDb, limit: number): Promise<StatusRun[]> {
+  const rows = await readRecentRuns(db, limit);
   return rows.map(({ run_id, kind, status, started_at, finished_at, ...counts }) => {
     const ms = finished_at ? Date.parse(finished_at) - Date.parse(started_at) : Number.NaN;
     const duration_seconds = Number.isFinite(ms) ? ms / 1000 : null;

@@ -2,7 +2,7 @@ import { describeError } from '../errors.js';
 import { refreshRequest } from '../sync/refresh.js';
 import { isoFromMs } from '../time.js';
 import { inFlightText, isUncertain } from './failures.js';
-import type { ActionRow } from './outbox-store.js';
+import type { OutboxActionRow } from '../db/store/outbox-store.js';
 import { emptyResult, recordFailure, type QueueDeps, type QueueResult } from './queue.js';
 import { judge, observeRequest } from './readback.js';
 import { sendAction } from './send.js';
@@ -18,16 +18,16 @@ export async function drainActionQueue(
   requestId: string,
   signal?: AbortSignal,
 ): Promise<QueueResult> {
-  const { store, outbox, clock } = deps;
+  const { store, clock } = deps;
   const result = emptyResult();
   const now = () => isoFromMs(clock.now());
   while (!signal?.aborted && !deps.isStopping()) {
-    const row = outbox.actions.next(requestId);
+    const row = await store.read((tx) => tx.outbox.actions.next(requestId));
     if (!row) break;
     const checked = checkAction(inputOf(row), clock.now());
     if (!checked.ok) {
-      store.transaction(() =>
-        outbox.actions.markFailed([row.outbox_id], `invalid row: ${checked.reason}`),
+      await store.transaction((tx) =>
+        tx.outbox.actions.markFailed([row.outbox_id], `invalid row: ${checked.reason}`),
       );
       result.failed += 1;
       deps.log.warn({ outboxId: row.outbox_id, reason: checked.reason }, 'invalid outbox action');
@@ -46,32 +46,38 @@ export async function drainActionQueue(
         // A repeat would answer 403 although the first took effect: ask the service instead.
         const verdict = judge(action.kind, await observeRequest(deps, requestId, signal));
         if (verdict.outcome === 'sent') {
-          store.transaction(() => outbox.actions.markSent([row.outbox_id], now(), verdict.note));
+          await store.transaction((tx) =>
+            tx.outbox.actions.markSent([row.outbox_id], now(), verdict.note),
+          );
           result.sent += 1;
           continue;
         }
         if (verdict.outcome === 'failed') {
-          store.transaction(() => outbox.actions.markFailed([row.outbox_id], verdict.reason));
+          await store.transaction((tx) =>
+            tx.outbox.actions.markFailed([row.outbox_id], verdict.reason),
+          );
           result.failed += 1;
           continue;
         }
       }
-      store.transaction(() => outbox.actions.claim([row.outbox_id], inFlightText(now())));
+      await store.transaction((tx) =>
+        tx.outbox.actions.claim([row.outbox_id], inFlightText(now())),
+      );
       sent.attempts += 1;
       await sendAction(deps.client, requestId, action, signal);
     } catch (error) {
-      if (recordFailure(deps, sent, error, signal, result)) break;
+      if (await recordFailure(deps, sent, error, signal, result)) break;
       continue;
     }
     // Stored first, right after the 2xx: everything after this may fail without a repeat.
-    store.transaction(() => outbox.actions.markSent([row.outbox_id], now()));
+    await store.transaction((tx) => tx.outbox.actions.markSent([row.outbox_id], now()));
     result.sent += 1;
     await refreshAfter(deps, requestId, action, signal);
   }
   return result;
 }
 
-function inputOf(row: ActionRow) {
+function inputOf(row: OutboxActionRow) {
   return {
     kind: row.kind,
     notes: row.notes,

@@ -3,7 +3,7 @@ import { describeFieldErrors, type FieldErrors } from '../api/errors.js';
 import { isTransportError } from '../errors.js';
 import { isoFromMs } from '../time.js';
 import { inFlightText, isUncertain } from './failures.js';
-import type { LocationRow } from './outbox-store.js';
+import type { OutboxLocationRow } from '../db/store/outbox-store.js';
 import { emptyResult, recordFailure, type QueueDeps, type QueueResult } from './queue.js';
 import { checkSample, type Sample } from './validation.js';
 
@@ -17,12 +17,14 @@ export async function drainLocationQueue(
   requestId: string,
   signal?: AbortSignal,
 ): Promise<QueueResult> {
-  const { store, outbox, clock } = deps;
+  const { store, clock } = deps;
   const result = emptyResult();
   while (!signal?.aborted && !deps.isStopping()) {
-    const rows = outbox.locations.pending(requestId, MAX_SAMPLES_PER_BATCH);
+    const rows = await store.read((tx) =>
+      tx.outbox.locations.pending(requestId, MAX_SAMPLES_PER_BATCH),
+    );
     if (rows.length === 0) break;
-    const batch: { row: LocationRow; sample: Sample }[] = [];
+    const batch: { row: OutboxLocationRow; sample: Sample }[] = [];
     const invalid: { id: number; reason: string }[] = [];
     for (const row of rows) {
       const checked = checkSample(row);
@@ -30,9 +32,9 @@ export async function drainLocationQueue(
       else invalid.push({ id: row.outbox_id, reason: checked.reason });
     }
     if (invalid.length > 0) {
-      store.transaction(() => {
+      await store.transaction(async (tx) => {
         for (const { id, reason } of invalid)
-          outbox.locations.markFailed([id], `invalid row: ${reason}`);
+          await tx.outbox.locations.markFailed([id], `invalid row: ${reason}`);
       });
       result.failed += invalid.length;
       deps.log.warn({ requestId, rows: invalid.length }, 'invalid outbox locations');
@@ -46,7 +48,9 @@ export async function drainLocationQueue(
       attempts: Math.max(...batch.map(({ row }) => row.attempts)) + 1,
       wasUncertain: batch.some(({ row }) => isUncertain(row.last_error)),
     };
-    store.transaction(() => outbox.locations.claim(ids, inFlightText(isoFromMs(clock.now()))));
+    await store.transaction((tx) =>
+      tx.outbox.locations.claim(ids, inFlightText(isoFromMs(clock.now()))),
+    );
     try {
       await deps.client.sendLocations(
         requestId,
@@ -54,12 +58,12 @@ export async function drainLocationQueue(
         { signal },
       );
     } catch (error) {
-      if (!signal?.aborted && failSamples(deps, batch, error, result)) continue;
-      if (recordFailure(deps, sent, error, signal, result)) break;
+      if (!signal?.aborted && (await failSamples(deps, batch, error, result))) continue;
+      if (await recordFailure(deps, sent, error, signal, result)) break;
       continue;
     }
     // Stored first, right after the 2xx: a crash after this commit cannot repeat the batch.
-    store.transaction(() => outbox.locations.markSent(ids, isoFromMs(clock.now())));
+    await store.transaction((tx) => tx.outbox.locations.markSent(ids, isoFromMs(clock.now())));
     result.sent += ids.length;
     result.calls += 1;
   }
@@ -71,12 +75,12 @@ export async function drainLocationQueue(
  * stay due and go in the next batch. False when the 400 does not say which (the whole batch
  * fails then, in recordFailure).
  */
-function failSamples(
+async function failSamples(
   deps: QueueDeps,
-  batch: { row: LocationRow }[],
+  batch: { row: OutboxLocationRow }[],
   error: unknown,
   result: QueueResult,
-): boolean {
+): Promise<boolean> {
   if (!isTransportError(error, 'api.invalid')) return false;
   const fields = error.details.fields as FieldErrors | FieldErrors[] | undefined;
   if (!Array.isArray(fields) || fields.length !== batch.length) return false;
@@ -86,9 +90,9 @@ function failSamples(
   // Without a named sample the resend would be refused again: let the whole batch fail.
   if (named.length === 0) return false;
   const now = isoFromMs(deps.clock.now());
-  deps.store.transaction(() => {
+  await deps.store.transaction(async (tx) => {
     for (const { index, text } of named) {
-      deps.outbox.locations.markFailed(
+      await tx.outbox.locations.markFailed(
         [batch[index]!.row.outbox_id],
         `rejected as invalid (400): ${text}`,
       );
@@ -97,7 +101,11 @@ function failSamples(
     const others = batch
       .filter((_, index) => !namedIndexes.has(index))
       .map(({ row }) => row.outbox_id);
-    deps.outbox.locations.markRetry(others, 'sent with a rejected batch; resent without it', now);
+    await tx.outbox.locations.markRetry(
+      others,
+      'sent with a rejected batch; resent without it',
+      now,
+    );
   });
   result.failed += named.length;
   return true;

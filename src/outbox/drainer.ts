@@ -5,7 +5,6 @@ import type { Logger } from '../log.js';
 import { isoFromMs } from '../time.js';
 import { drainActionQueue } from './drain-actions.js';
 import { drainLocationQueue } from './drain-locations.js';
-import { createOutboxStore } from './outbox-store.js';
 import { addResult, emptyResult, type OutboxClient, type QueueDeps } from './queue.js';
 
 /** What one drain pass did. */
@@ -32,25 +31,23 @@ export interface OutboxDeps {
 
 /** One pass over both outbox tables; rows that fail transiently wait for their backoff. */
 export async function drainOutbox(
-  deps: OutboxDeps & Partial<Pick<QueueDeps, 'isStopping' | 'outbox'>>,
+  deps: OutboxDeps & Partial<Pick<QueueDeps, 'isStopping'>>,
   signal?: AbortSignal,
 ): Promise<DrainSummary> {
-  const queue: QueueDeps = {
-    isStopping: () => false,
-    outbox: createOutboxStore(deps.store.db.sqlite),
-    ...deps,
-  };
+  const queue: QueueDeps = { isStopping: () => false, ...deps };
   const isDone = () => signal?.aborted || queue.isStopping();
   const now = isoFromMs(deps.clock.now());
   // Actions first: an accept races the broadcast's expiry, a GPS sample races nothing.
   const actions = emptyResult();
-  for (const requestId of queue.outbox.actions.dueRequests(now)) {
+  const dueActions = await deps.store.read((tx) => tx.outbox.actions.dueRequests(now));
+  for (const requestId of dueActions) {
     if (isDone() || actions.isServiceDown) break;
     addResult(actions, await drainActionQueue(queue, requestId, signal));
   }
   const locations = emptyResult();
   if (!actions.isServiceDown) {
-    for (const requestId of queue.outbox.locations.dueRequests(now)) {
+    const dueLocations = await deps.store.read((tx) => tx.outbox.locations.dueRequests(now));
+    for (const requestId of dueLocations) {
       if (isDone() || locations.isServiceDown) break;
       addResult(locations, await drainLocationQueue(queue, requestId, signal));
     }
@@ -86,7 +83,6 @@ export function startOutboxDrainer({
   intervalMs,
 }: OutboxDeps & { intervalMs: number }): OutboxDrainer {
   const areaLog = log.child({ area: 'outbox' });
-  const outbox = createOutboxStore(store.db.sqlite);
   let isStopping = false;
   let running: Promise<DrainSummary> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -94,7 +90,7 @@ export function startOutboxDrainer({
 
   async function drainOnce(signal?: AbortSignal): Promise<DrainSummary> {
     while (running) await running.catch(() => undefined);
-    const deps = { store, client, clock, log: areaLog, outbox, isStopping: () => isStopping };
+    const deps = { store, client, clock, log: areaLog, isStopping: () => isStopping };
     running = drainOutbox(deps, signal).finally(() => (running = undefined));
     return running;
   }

@@ -5,7 +5,6 @@ import type { Logger } from '../log.js';
 import type { SyncClient } from '../sync/ports.js';
 import { isoFromMs } from '../time.js';
 import { backoffMs, classifyFailure, failureText, OUTCOME_UNKNOWN } from './failures.js';
-import type { OutboxStore } from './outbox-store.js';
 
 /** The service client as the drainer uses it: the actions, and the detail for reading back. */
 export type OutboxClient = ServiceActions & SyncClient;
@@ -13,7 +12,6 @@ export type OutboxClient = ServiceActions & SyncClient;
 /** What one request's queue drain needs. */
 export interface QueueDeps {
   store: Store;
-  outbox: OutboxStore;
   client: OutboxClient;
   clock: Clock;
   log: Logger;
@@ -57,18 +55,19 @@ export const EARLIER_SEND_NOTE =
  * there, because the rows behind them must not overtake them. An abort by the caller is not the
  * service's answer: the rows stay due at once, their outcome unknown.
  */
-export function recordFailure(
+export async function recordFailure(
   deps: QueueDeps,
   sent: { table: 'locations' | 'actions'; ids: number[]; attempts: number; wasUncertain: boolean },
   error: unknown,
   signal: AbortSignal | undefined,
   result: QueueResult,
-): boolean {
-  const { store, outbox, clock } = deps;
-  const table = outbox[sent.table];
+): Promise<boolean> {
+  const { store, clock } = deps;
   const now = isoFromMs(clock.now());
   if (signal?.aborted) {
-    store.transaction(() => table.markRetry(sent.ids, `${OUTCOME_UNKNOWN}interrupted`, now));
+    await store.transaction((tx) =>
+      tx.outbox[sent.table].markRetry(sent.ids, `${OUTCOME_UNKNOWN}interrupted`, now),
+    );
     result.deferred += sent.ids.length;
     return true;
   }
@@ -76,7 +75,7 @@ export function recordFailure(
   const text = failureText(error);
   if (failure.kind === 'permanent') {
     const reason = sent.wasUncertain ? `${text}${EARLIER_SEND_NOTE}` : text;
-    store.transaction(() => table.markFailed(sent.ids, reason));
+    await store.transaction((tx) => tx.outbox[sent.table].markFailed(sent.ids, reason));
     result.failed += sent.ids.length;
     deps.log.warn(
       { table: sent.table, outboxIds: sent.ids.slice(0, 5), rows: sent.ids.length, reason },
@@ -86,8 +85,12 @@ export function recordFailure(
   }
   const isUncertain = sent.wasUncertain || failure.isOutcomeUnknown;
   const retryAt = isoFromMs(clock.now() + backoffMs(sent.attempts));
-  store.transaction(() =>
-    table.markRetry(sent.ids, `${isUncertain ? OUTCOME_UNKNOWN : ''}${text}`, retryAt),
+  await store.transaction((tx) =>
+    tx.outbox[sent.table].markRetry(
+      sent.ids,
+      `${isUncertain ? OUTCOME_UNKNOWN : ''}${text}`,
+      retryAt,
+    ),
   );
   result.deferred += sent.ids.length;
   result.isServiceDown ||= failure.isServiceDown;

@@ -31,7 +31,7 @@ export async function observeRequest(
   try {
     const result = await client.getRequest(requestId, { signal });
     if (result.kind === 'rejected') {
-      quarantineRecord(store, result.rejected, 'action');
+      await quarantineRecord(store, result.rejected, 'action');
       // Without a readable state nothing can be decided; the caller tries again later.
       throw new TransportError({
         code: 'outbox.unreadable_request',
@@ -39,13 +39,13 @@ export async function observeRequest(
         isRetryable: true,
       });
     }
-    storeRecord(store, { ...pendingOf(result), source: 'action', observedAt });
+    await storeRecord(store, { ...pendingOf(result), source: 'action', observedAt });
     return result.record.request_current_state === 'awaiting'
       ? { kind: 'awaiting' }
       : { kind: 'ours' };
   } catch (error) {
     if (!isTransportError(error, 'api.not_available')) throw error;
-    store.transaction(() => store.requests.markUnavailable(requestId, observedAt, 'action'));
+    await store.transaction((tx) => tx.requests.markUnavailable(requestId, observedAt, 'action'));
     return { kind: 'unavailable' };
   }
 }

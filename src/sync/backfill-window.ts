@@ -1,15 +1,16 @@
 import type { RequestState } from '../config/index.js';
-import type { RunCounts } from '../db/run-store.js';
+import type { RunCounts } from '../db/store/run-store.js';
 import { describeError, isTransportError } from '../errors.js';
 import { isoFromMs } from '../time.js';
 import type { BackfillDeps } from './backfill.js';
 import { needsDetail } from './needs-detail.js';
 import { listFieldsOf } from './normalize.js';
-import type { DetailsPage, ListItem, ListState } from './ports.js';
+import type { DetailsPage, ListItem, ListState, Rejected } from './ports.js';
+import type { StoredSummary } from '../db/store/request-store.js';
 import { forEachConcurrently, readAhead } from './pool.js';
 import {
   pendingOf,
-  quarantineRecord,
+  quarantineIn,
   storeRecord,
   storeRecords,
   tallyOutcome,
@@ -20,7 +21,7 @@ import type { TimeWindow } from './window.js';
 const DEFAULT_BATCH_SIZE = 250;
 
 /*
- * One backfill window, state by state. The guarantee and its limits are in the README
+ * One backfill window, state by state. The guarantee and its limits are in docs/sync.md
  * ("What a backfill catches"); in short:
  *
  * - States with a partial list: the partial list is read first, so each page record is stored
@@ -70,9 +71,12 @@ export async function reconcileWindow(
   signal?: AbortSignal,
 ): Promise<{ stored: number; ids: string[] }> {
   const listed = await listPartial(deps, window, state, counts, signal);
-  const stale = [...listed.values()].filter((item) =>
-    needsDetail(item, deps.store.requests.summary(item.id)),
-  );
+  const summaries = await deps.store.read(async (tx) => {
+    const rows = new Map<string, StoredSummary | undefined>();
+    for (const id of listed.keys()) rows.set(id, await tx.requests.summary(id));
+    return rows;
+  });
+  const stale = [...listed.values()].filter((item) => needsDetail(item, summaries.get(item.id)));
   const stored = await fetchDetails(deps, stale, counts, signal);
   return { stored, ids: [...listed.keys()] };
 }
@@ -92,8 +96,8 @@ async function importPages(
   let pagesAtStart: number | undefined;
   let pagesChanged = false;
   let first: string | undefined;
-  const flush = () => {
-    stored += writeBatch(deps, batch, counts);
+  const flush = async () => {
+    stored += await writeBatch(deps, batch, counts);
     batch = [];
   };
   const pages = deps.client.listRequestDetails({
@@ -120,13 +124,10 @@ async function importPages(
         readAt: isoFromMs(page.readAtMs),
       });
     });
-    for (const rejected of page.rejected) {
-      quarantineRecord(deps.store, rejected, 'backfill');
-      counts.requestsQuarantined += 1;
-    }
-    if (batch.length >= (deps.batchSize ?? DEFAULT_BATCH_SIZE)) flush();
+    await quarantineAll(deps, page.rejected, counts);
+    if (batch.length >= (deps.batchSize ?? DEFAULT_BATCH_SIZE)) await flush();
   }
-  flush();
+  await flush();
   return { stored, seen, pagesChanged, ...(first !== undefined && { first }) };
 }
 
@@ -199,16 +200,30 @@ async function listPartial(
     state,
     signal,
   });
-  for (const record of rejected) {
-    quarantineRecord(deps.store, record, 'backfill');
-    counts.requestsQuarantined += 1;
-  }
+  await quarantineAll(deps, rejected, counts);
   return new Map(items.map((item) => [item.id, item]));
 }
 
+/** Quarantines a call's malformed records, in one transaction. */
+async function quarantineAll(
+  deps: BackfillDeps,
+  rejected: readonly Rejected[],
+  counts: RunCounts,
+): Promise<void> {
+  if (rejected.length === 0) return;
+  await deps.store.transaction(async (tx) => {
+    for (const record of rejected) await quarantineIn(tx, record, 'backfill');
+  });
+  counts.requestsQuarantined += rejected.length;
+}
+
 /** One write transaction for a batch of records: hundreds of requests, a few milliseconds. */
-function writeBatch(deps: BackfillDeps, batch: PendingRecord[], counts: RunCounts): number {
-  const outcomes = storeRecords(deps.store, batch, {
+async function writeBatch(
+  deps: BackfillDeps,
+  batch: PendingRecord[],
+  counts: RunCounts,
+): Promise<number> {
+  const outcomes = await storeRecords(deps.store, batch, {
     source: 'backfill',
     observedAt: deps.store.now(),
     counts,
@@ -235,11 +250,10 @@ async function fetchDetails(
       try {
         const result = await deps.client.getRequest(item.id, { signal });
         if (result.kind === 'rejected') {
-          quarantineRecord(deps.store, result.rejected, 'backfill');
-          counts.requestsQuarantined += 1;
+          await quarantineAll(deps, [result.rejected], counts);
           return;
         }
-        const outcome = storeRecord(deps.store, {
+        const outcome = await storeRecord(deps.store, {
           ...pendingOf(result, listFieldsOf(item)),
           source: 'backfill',
           observedAt: deps.store.now(),

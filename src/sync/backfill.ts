@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { RequestState } from '../config/index.js';
-import { emptyCounts, type RunCounts, type RunStatus } from '../db/run-store.js';
+import { emptyCounts, type RunCounts, type RunStatus } from '../db/store/run-store.js';
 import type { Store } from '../db/store.js';
 import { describeError, isTransportError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -83,12 +83,12 @@ export async function runBackfill(
 ): Promise<BackfillResult> {
   const { store, log } = deps;
   const startedMs = deps.clock.now();
-  if (options.restart) store.transaction(() => store.checkpoints.clear(plan.key));
-  const finished = store.checkpoints.finishedWindows(plan.key);
-  const runId = store.transaction(() =>
-    store.runs.start({
+  if (options.restart) await store.transaction((tx) => tx.checkpoints.clear(plan.key));
+  const finished = await store.read((tx) => tx.checkpoints.finishedWindows(plan.key));
+  const runId = await store.transaction((tx) =>
+    tx.runs.start({
       kind: 'backfill',
-      startedAt: store.now(),
+      startedAt: tx.now(),
       windowFrom: isoFromMs(plan.fromMs),
       windowTo: isoFromMs(plan.toMs),
     }),
@@ -121,12 +121,12 @@ export async function runBackfill(
         continue;
       }
       const stored = await importWindow(deps, window, plan.states, counts, options.signal);
-      store.transaction(() =>
-        store.checkpoints.markFinished({
+      await store.transaction((tx) =>
+        tx.checkpoints.markFinished({
           key: plan.key,
           from: isoFromMs(window.fromMs),
           to: isoFromMs(window.toMs),
-          at: store.now(),
+          at: tx.now(),
           requestsStored: stored,
         }),
       );
@@ -153,8 +153,8 @@ export async function runBackfill(
       log.error({ err: describeError(thrown) }, 'backfill failed');
   }
   const result: BackfillResult = { ...progress(), runId, status, error };
-  store.transaction(() =>
-    store.runs.finish(runId, { finishedAt: store.now(), status, counts: result.counts, error }),
+  await store.transaction((tx) =>
+    tx.runs.finish(runId, { finishedAt: tx.now(), status, counts: result.counts, error }),
   );
   log.info({ runId, status, windowsDone, windowsSkipped, ...result.counts }, 'backfill finished');
   return result;

@@ -1,4 +1,4 @@
-import type { StoredSummary } from '../db/request-store.js';
+import type { StoredSummary } from '../db/store/request-store.js';
 import { isSettled } from '../db/settled.js';
 import { normalizeTimestamp } from '../time.js';
 import type { ListItem } from './ports.js';

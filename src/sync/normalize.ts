@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import type { AccountRow, FieldRow, LocationRow, RequestContent } from '../db/schema/index.js';
+import type { NormalizedRequest } from '../db/store/request-store.js';
 import { normalizeDate, normalizeTimestamp } from '../time.js';
 
 /*
@@ -63,104 +65,6 @@ export interface ListFields {
   created_timestamp_utc?: string;
   event_dt_utc?: string;
   last_updated_timestamp_utc?: string;
-}
-
-/** A requests row's content columns (bookkeeping columns are the store's). */
-export interface RequestContent {
-  request_id: string;
-  list_state: string | null;
-  request_current_state: string | null;
-  patient_first_name: string | null;
-  patient_last_name: string | null;
-  patient_dob: string | null;
-  transport_pickup_time: string | null;
-  transport_agreed_for_time: string | null;
-  service_level_type: string | null;
-  service_type: string | null;
-  account_id: string | null;
-  facility_id: string | null;
-  user_first_name: string | null;
-  user_last_name: string | null;
-  user_email: string | null;
-  is_round_trip_first_trip: number | null;
-  is_round_trip_return_trip: number | null;
-  collection_id: string | null;
-  created_timestamp_utc: string | null;
-  event_dt_utc: string | null;
-  last_updated_timestamp_utc: string | null;
-}
-
-/** Columns of RequestContent that the change log tracks, in table order. */
-export const CONTENT_COLUMNS = [
-  'list_state',
-  'request_current_state',
-  'patient_first_name',
-  'patient_last_name',
-  'patient_dob',
-  'transport_pickup_time',
-  'transport_agreed_for_time',
-  'service_level_type',
-  'service_type',
-  'account_id',
-  'facility_id',
-  'user_first_name',
-  'user_last_name',
-  'user_email',
-  'is_round_trip_first_trip',
-  'is_round_trip_return_trip',
-  'collection_id',
-  'created_timestamp_utc',
-  'event_dt_utc',
-  'last_updated_timestamp_utc',
-] as const satisfies readonly (keyof RequestContent)[];
-
-/** A request_locations row. */
-export interface LocationRow {
-  request_id: string;
-  role: 'pickup' | 'destination';
-  location_id: string | null;
-  lat: number | null;
-  lng: number | null;
-  zip: string | null;
-  city: string | null;
-  name: string | null;
-  state: string | null;
-  street: string | null;
-  address: string | null;
-  country: string | null;
-}
-
-/** A request_fields row. */
-export interface FieldRow {
-  request_id: string;
-  scope: 'patient' | 'request';
-  name: string;
-  value_json: string | null;
-}
-
-/** An accounts row (updated_at is the store's). */
-export interface AccountRow {
-  account_id: string;
-  name: string | null;
-  service_levels_json: string | null;
-  facilities_json: string | null;
-}
-
-/** A facilities row (updated_at is the store's). */
-export interface FacilityRow {
-  facility_id: string;
-  name: string | null;
-  account_id: string | null;
-}
-
-/** Everything one detail record becomes. */
-export interface NormalizedRequest {
-  content: RequestContent;
-  locations: LocationRow[];
-  fields: FieldRow[];
-  account: AccountRow | null;
-  facility: FacilityRow | null;
-  contentHash: string;
 }
 
 /** Request states that are also list states. */

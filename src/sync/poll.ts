@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { RequestState } from '../config/index.js';
-import type { StoredSummary } from '../db/request-store.js';
-import { emptyCounts, type RunCounts, type RunStatus } from '../db/run-store.js';
+import type { StoredSummary } from '../db/store/request-store.js';
+import { emptyCounts, type RunCounts, type RunStatus } from '../db/store/run-store.js';
 import type { Store } from '../db/store.js';
 import { describeError, isTransportError } from '../errors.js';
 import type { Logger, RateLimitedLogger } from '../log.js';
@@ -12,7 +12,7 @@ import { listFieldsOf, type ListFields } from './normalize.js';
 import type { ListItem, ListState, Rejected, SyncClient } from './ports.js';
 import { forEachConcurrently, readAhead } from './pool.js';
 import {
-  quarantineRecord,
+  quarantineIn,
   refreshRequest,
   storeRecords,
   tallyOutcome,
@@ -66,10 +66,10 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
   const { store, clock, settings } = deps;
   const window = pollWindow(clock.now(), settings.windowPastHours, settings.windowFutureHours);
   const range = { from: isoFromMs(window.fromMs), to: isoFromMs(window.toMs) };
-  const runId = store.transaction(() =>
-    store.runs.start({
+  const runId = await store.transaction((tx) =>
+    tx.runs.start({
       kind: 'poll',
-      startedAt: store.now(),
+      startedAt: tx.now(),
       windowFrom: range.from,
       windowTo: range.to,
     }),
@@ -87,7 +87,10 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
   };
 
   const stored = new Map(
-    store.requests.summariesInWindow(range.from, range.to).map((row) => [row.request_id, row]),
+    (await store.read((tx) => tx.requests.summariesInWindow(range.from, range.to))).map((row) => [
+      row.request_id,
+      row,
+    ]),
   );
   const listed = new Map<string, ListItem>();
   // Listed but not comparable by list item: awaiting records (full list) and malformed list
@@ -110,9 +113,17 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
   }
 
   // Fetch what changed; then, only after a complete pass, what vanished.
-  const toFetch = [...listed.values()].filter((item) =>
-    needsDetail(item, stored.get(item.id) ?? store.requests.summary(item.id)),
-  );
+  // Listed but outside the stored window (its event time moved in): read its row on its own.
+  const outside = [...listed.keys()].filter((id) => !stored.has(id));
+  if (outside.length > 0) {
+    await store.read(async (tx) => {
+      for (const id of outside) {
+        const row = await tx.requests.summary(id);
+        if (row) stored.set(id, row);
+      }
+    });
+  }
+  const toFetch = [...listed.values()].filter((item) => needsDetail(item, stored.get(item.id)));
   counts.requestsSeen = listed.size + seenOtherwise.size;
   counts.requestsUnchanged += listed.size - toFetch.length;
   const fetches: { id: string; list?: ListFields }[] = toFetch.map((item) => ({
@@ -148,7 +159,14 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
     signal,
   );
 
-  const result = finishCycle(deps, { runId, counts, callsAtStart, errors, isListComplete, signal });
+  const result = await finishCycle(deps, {
+    runId,
+    counts,
+    callsAtStart,
+    errors,
+    isListComplete,
+    signal,
+  });
   // Retired as a whole: every polled state's list answered 404 or 410. One endpoint gone while
   // another answers is a fault to report, not a retirement to act on.
   const isPollingRetired = listsGone > 0 && listsGone === settings.states.length;
@@ -176,7 +194,7 @@ async function listState(
       signal,
     });
     for (const item of items) listed.set(item.id, item); // chunks share a boundary second: dedupe
-    quarantineListed(deps, rejected, seenOtherwise, counts);
+    await quarantineListed(deps, rejected, seenOtherwise, counts);
   }
 }
 
@@ -212,13 +230,13 @@ async function syncAwaiting(
         readAt: isoFromMs(page.readAtMs),
       });
     });
-    const outcomes = storeRecords(deps.store, fresh, {
+    const outcomes = await storeRecords(deps.store, fresh, {
       source: 'poll',
       observedAt: deps.store.now(),
       counts,
     });
     for (const outcome of outcomes) tallyOutcome(counts, outcome);
-    quarantineListed(deps, page.rejected, seen, counts);
+    await quarantineListed(deps, page.rejected, seen, counts);
   }
 }
 
@@ -226,14 +244,17 @@ async function syncAwaiting(
  * Malformed list records go to the quarantine. They were listed all the same: the request has not
  * vanished, and its stored version stays until the service sends it well-formed.
  */
-function quarantineListed(
+async function quarantineListed(
   deps: PollDeps,
   rejected: Rejected[],
   seen: Set<string>,
   counts: RunCounts,
-): void {
+): Promise<void> {
+  if (rejected.length === 0) return;
+  await deps.store.transaction(async (tx) => {
+    for (const record of rejected) await quarantineIn(tx, record, 'poll');
+  });
   for (const record of rejected) {
-    quarantineRecord(deps.store, record, 'poll');
     counts.requestsQuarantined += 1;
     if (record.requestId) seen.add(record.requestId);
   }
@@ -254,7 +275,7 @@ function isVanished(
   return !listed.has(row.request_id) && !seenOtherwise.has(row.request_id);
 }
 
-function finishCycle(
+async function finishCycle(
   deps: PollDeps,
   run: {
     runId: number;
@@ -264,7 +285,7 @@ function finishCycle(
     isListComplete: boolean;
     signal?: AbortSignal;
   },
-): Omit<CycleResult, 'isPollingRetired'> {
+): Promise<Omit<CycleResult, 'isPollingRetired'>> {
   const { store, log } = deps;
   const counts = { ...run.counts, ...deps.calls.since(run.callsAtStart) };
   const status: RunStatus = run.signal?.aborted
@@ -276,10 +297,10 @@ function finishCycle(
         : 'ok';
   const error = run.errors.length > 0 ? summarizeErrors(run.errors) : undefined;
   const finishedAt = store.now();
-  store.transaction(() => {
-    store.runs.finish(run.runId, { finishedAt, status, counts, error });
+  await store.transaction(async (tx) => {
+    await tx.runs.finish(run.runId, { finishedAt, status, counts, error });
     if (run.isListComplete && status !== 'aborted')
-      store.state.set(LAST_SUCCESS_KEY, finishedAt, finishedAt);
+      await tx.state.set(LAST_SUCCESS_KEY, finishedAt, finishedAt);
   });
   const line = { runId: run.runId, status, ...counts };
   if (status === 'ok') log.info(line, 'poll cycle finished');

@@ -37,7 +37,7 @@ export async function* readAhead<T>(source: AsyncIterable<T>): AsyncGenerator<T>
   };
   let pending: Promise<IteratorResult<T>> | undefined = ask();
   try {
-    while (pending) {
+    while (pending !== undefined) {
       const result: IteratorResult<T> = await pending;
       pending = undefined;
       if (result.done) return;

@@ -1,9 +1,9 @@
 import type { Drift } from '../api/contract.js';
 import { isTransportError } from '../errors.js';
 import { isoFromMs } from '../time.js';
-import type { WriteOutcome, WriteSource } from '../db/request-store.js';
-import type { RunCounts } from '../db/run-store.js';
-import type { Store } from '../db/store.js';
+import type { WriteOutcome, WriteSource } from '../db/store/request-store.js';
+import type { RunCounts } from '../db/store/run-store.js';
+import type { Store, StoreTx } from '../db/store.js';
 import { normalizeDetail, type DetailLike, type ListFields } from './normalize.js';
 import type { DetailResult, Rejected, SyncClient } from './ports.js';
 
@@ -27,41 +27,47 @@ export interface PendingRecord {
  * last_updated is stored with the detail it came with, so a failed fetch leaves the old value and
  * the next cycle fetches again.
  */
-export function storeRecords(
+export async function storeRecords(
   store: Store,
   records: readonly PendingRecord[],
   { source, observedAt, counts }: { source: WriteSource; observedAt: string; counts?: RunCounts },
-): WriteOutcome[] {
+): Promise<WriteOutcome[]> {
   if (records.length === 0) return [];
   // An idle cycle rereads every awaiting request: one whose text and list state equal what is
-  // stored is skipped before it is normalized, and a page of those opens no transaction at all.
+  // stored is skipped before it is normalized, and a page of those opens no write transaction.
   // Only for records that carry nothing but their state: a partial-list item's last_updated may
   // have moved while the detail reads the same, and it must still be stored.
   const texts = records.map(({ raw }) => JSON.stringify(raw));
-  const isSame = records.map(({ record, list }, index) =>
-    isStateOnly(list)
-      ? store.requests.isSameRaw(record.request_id, texts[index]!, list.state)
-      : false,
-  );
+  const isSame = await store.read(async (tx) => {
+    const same: boolean[] = [];
+    for (const [index, { record, list }] of records.entries()) {
+      same.push(
+        isStateOnly(list)
+          ? await tx.requests.isSameRaw(record.request_id, texts[index]!, list.state)
+          : false,
+      );
+    }
+    return same;
+  });
   const outcomes = records.map((): WriteOutcome => 'unchanged');
   if (isSame.every(Boolean)) return outcomes;
-  store.transaction(() =>
-    records.forEach(({ record, list, drift, readAt }, index) => {
-      if (isSame[index]) return;
-      outcomes[index] = store.requests.write({
+  await store.transaction(async (tx) => {
+    for (const [index, { record, list, drift, readAt }] of records.entries()) {
+      if (isSame[index]) continue;
+      outcomes[index] = await tx.requests.write({
         normalized: normalizeDetail(record, list),
         rawJson: texts[index]!,
         source,
         observedAt,
         readAt: readAt ?? observedAt,
       });
-      store.quarantine.clear(record.request_id);
+      await tx.quarantine.clear(record.request_id);
       if (drift && drift.length > 0) {
-        store.drift.record(record.request_id, source, drift, observedAt);
+        await tx.drift.record(record.request_id, source, drift, observedAt);
         if (counts) counts.schemaDrift += drift.length;
       }
-    }),
-  );
+    }
+  });
   return outcomes;
 }
 
@@ -75,11 +81,11 @@ function isStateOnly(list: ListFields | undefined): list is { state: string } {
 }
 
 /** Stores one record (see storeRecords). */
-export function storeRecord(
+export async function storeRecord(
   store: Store,
   write: PendingRecord & { source: WriteSource; observedAt: string; counts?: RunCounts },
-): WriteOutcome {
-  return storeRecords(store, [write], write)[0]!;
+): Promise<WriteOutcome> {
+  return (await storeRecords(store, [write], write))[0]!;
 }
 
 /** A detail the client read, ready to store with what a list said of it. */
@@ -100,13 +106,24 @@ export function pendingOf(
  * Keeps a malformed record apart, to be retried when the service sends it again. A record refused
  * for drifted members (strict policy) has them recorded as well.
  */
-export function quarantineRecord(store: Store, rejected: Rejected, source: WriteSource): void {
-  store.transaction(() => {
-    const at = store.now();
-    store.quarantine.add(rejected, source, at);
-    if (rejected.requestId && rejected.drift && rejected.drift.length > 0)
-      store.drift.record(rejected.requestId, source, rejected.drift, at);
-  });
+export function quarantineRecord(
+  store: Store,
+  rejected: Rejected,
+  source: WriteSource,
+): Promise<void> {
+  return store.transaction((tx) => quarantineIn(tx, rejected, source));
+}
+
+/** quarantineRecord inside a transaction the caller holds. */
+export async function quarantineIn(
+  tx: StoreTx,
+  rejected: Rejected,
+  source: WriteSource,
+): Promise<void> {
+  const at = tx.now();
+  await tx.quarantine.add(rejected, source, at);
+  if (rejected.requestId && rejected.drift && rejected.drift.length > 0)
+    await tx.drift.record(rejected.requestId, source, rejected.drift, at);
 }
 
 /**
@@ -127,14 +144,14 @@ export async function refreshRequest(
   try {
     const result = await client.getRequest(requestId, { signal });
     if (result.kind === 'rejected') {
-      quarantineRecord(store, result.rejected, source);
+      await quarantineRecord(store, result.rejected, source);
       return 'quarantined';
     }
-    return storeRecord(store, { ...pendingOf(result, list), source, observedAt, counts });
+    return await storeRecord(store, { ...pendingOf(result, list), source, observedAt, counts });
   } catch (error) {
     if (isTransportError(error, 'api.not_available')) {
-      const isNewlyUnavailable = store.transaction(() =>
-        store.requests.markUnavailable(requestId, observedAt, source),
+      const isNewlyUnavailable = await store.transaction((tx) =>
+        tx.requests.markUnavailable(requestId, observedAt, source),
       );
       return isNewlyUnavailable ? 'unavailable' : 'unchanged';
     }

@@ -1,10 +1,10 @@
 import type { SchemaPolicy } from '../api/contract.js';
 import type { Clock } from '../clock.js';
 import type { Store } from '../db/store.js';
+import type { PendingEvent } from '../db/store/event-store.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { applyV2Event, v1RequestIds, type ApplyResult } from './apply-event.js';
-import type { EventStore, PendingEvent } from './event-store.js';
 import type { FetchQueue } from './fetch-queue.js';
 
 /** Events read per query. */
@@ -29,7 +29,6 @@ export interface Applier {
  */
 export function createApplier(deps: {
   store: Store;
-  events: EventStore;
   fetches: FetchQueue;
   clock: Clock;
   log: Logger;
@@ -42,7 +41,7 @@ export function createApplier(deps: {
   /** Told each event's outcome (applied, skipped, fetched, failed...), e.g. for metrics. */
   onOutcome?: (outcome: string) => void;
 }): Applier {
-  const { store, events, fetches, clock, log } = deps;
+  const { store, fetches, clock, log } = deps;
   const retryDelayMs = deps.retryDelayMs ?? 30_000;
   const maxAttempts = deps.maxAttempts ?? 5;
   const waiting = new Set<string>(); // v1 events whose fetches are running
@@ -56,11 +55,11 @@ export function createApplier(deps: {
     let after = '';
     let sliceStartedAt = performance.now();
     for (;;) {
-      const rows = events.pending(after, BATCH);
+      const rows = await store.read((tx) => tx.events.pending(after, BATCH));
       for (const row of rows) {
         after = row.event_id;
         if (waiting.has(row.event_id) || (retryAt.get(row.event_id) ?? 0) > clock.now()) continue;
-        applyOne(row);
+        await applyOne(row);
         // Applying is synchronous SQLite work: give the receiver the event loop every few ms,
         // so a burst is still answered quickly while its events are being applied.
         if (performance.now() - sliceStartedAt > SLICE_MS) {
@@ -90,15 +89,15 @@ export function createApplier(deps: {
       });
   };
 
-  const applyOne = (row: PendingEvent) => {
+  const applyOne = async (row: PendingEvent) => {
     if (row.envelope === 'v1') return startFetches(row);
     try {
-      const result = store.transaction(() => {
+      const result = await store.transaction(async (tx) => {
         const applied: ApplyResult =
           row.envelope === 'v2'
-            ? applyV2Event({ store, events }, row.event_id, row.payload_json, deps)
+            ? await applyV2Event(tx, row.event_id, row.payload_json, deps)
             : { outcome: 'unrecognized', requestId: null, error: 'unrecognized envelope' };
-        events.markProcessed(row.event_id, store.now(), applied.error);
+        await tx.events.markProcessed(row.event_id, tx.now(), applied.error);
         return applied;
       });
       retryAt.delete(row.event_id);
@@ -114,25 +113,25 @@ export function createApplier(deps: {
       deps.onOutcome?.(result.outcome);
       if (result.fetch) void fetches.fetch(result.fetch).catch(() => undefined);
     } catch (error) {
-      fail(row, error);
+      await fail(row, error);
     }
   };
 
-  const startFetches = (row: PendingEvent) => {
+  const startFetches = async (row: PendingEvent) => {
     const { ids, eventType, error } = v1RequestIds(row.payload_json);
     if (error) {
-      store.transaction(() => events.markProcessed(row.event_id, store.now(), error));
+      await store.transaction((tx) => tx.events.markProcessed(row.event_id, tx.now(), error));
       log.warn({ eventId: row.event_id, eventType, error }, 'webhook event not applied');
       return;
     }
     waiting.add(row.event_id);
     fetches.fetch(ids).then(
-      () => {
+      async () => {
         waiting.delete(row.event_id);
         retryAt.delete(row.event_id);
         if (isStopped) return;
         try {
-          store.transaction(() => events.markProcessed(row.event_id, store.now()));
+          await store.transaction((tx) => tx.events.markProcessed(row.event_id, tx.now()));
         } catch (error) {
           return fail(row, error);
         }
@@ -142,23 +141,23 @@ export function createApplier(deps: {
         );
         deps.onOutcome?.('fetched');
       },
-      (fetchError: unknown) => {
+      async (fetchError: unknown) => {
         waiting.delete(row.event_id);
         // Stopping aborts fetches: the event stays pending, unharmed, for the next start.
-        if (!isStopped) fail(row, fetchError);
+        if (!isStopped) await fail(row, fetchError);
       },
     );
   };
 
-  const fail = (row: PendingEvent, error: unknown) => {
+  const fail = async (row: PendingEvent, error: unknown) => {
     const { code, message } = describeError(error);
     const text = `${code}: ${message}`;
     const isFinal = row.attempts + 1 >= maxAttempts;
     try {
-      store.transaction(() =>
+      await store.transaction((tx) =>
         isFinal
-          ? events.markProcessed(row.event_id, store.now(), text)
-          : events.markFailed(row.event_id, text),
+          ? tx.events.markProcessed(row.event_id, tx.now(), text)
+          : tx.events.markFailed(row.event_id, text),
       );
     } catch (markError) {
       // The database itself is failing: the event stays pending and is retried all the same.
@@ -196,7 +195,8 @@ export function createApplier(deps: {
         await draining;
         await fetches.idle();
         if (!draining && waiting.size === 0 && fetches.size === 0) {
-          if (events.pendingCount() <= retryAt.size) return;
+          const pending = await store.read((tx) => tx.events.pendingCount());
+          if (pending <= retryAt.size) return;
           wake();
         }
         await new Promise((resolve) => setImmediate(resolve));

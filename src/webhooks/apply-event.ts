@@ -6,8 +6,7 @@ import {
   webhookV2EnvelopeSchema,
   type WebhookData,
 } from '../api/webhook-schemas.js';
-import type { Store } from '../db/store.js';
-import type { EventStore } from './event-store.js';
+import type { StoreTx } from '../db/store.js';
 import { normalizeWebhookData } from './normalize-webhook.js';
 
 /** What applying one stored event did; `fetch` lists requests whose detail should be fetched. */
@@ -24,19 +23,19 @@ export interface ApplyResult {
 }
 
 /**
- * Applies one v2.0 event from its stored payload. Runs inside the caller's transaction. Order:
- * an event older (by event_id) than one already applied to the request is skipped; then the
+ * Applies one v2.0 event from its stored payload, inside the caller's transaction. Order: an
+ * event older (by event_id) than one already applied to the request is skipped; then the
  * store's guard skips an event older (by event_timestamp) than the row's last observation.
  */
-export function applyV2Event(
-  { store, events }: { store: Store; events: EventStore },
+export async function applyV2Event(
+  tx: StoreTx,
   eventId: string,
   payloadJson: string,
   {
     shouldFetchInvalid,
     schemaPolicy = 'evolve',
   }: { shouldFetchInvalid: boolean; schemaPolicy?: SchemaPolicy },
-): ApplyResult {
+): Promise<ApplyResult> {
   const raw = JSON.parse(payloadJson) as Record<string, unknown>;
   const parsed = webhookV2EnvelopeSchema.safeParse(raw);
   if (!parsed.success) {
@@ -52,12 +51,12 @@ export function applyV2Event(
     action: event.action,
     status: event.request_status,
   };
-  const newer = events.supersededBy(event.service_request_id, eventId);
+  const newer = await tx.events.supersededBy(event.service_request_id, eventId);
   if (newer) return { ...base, outcome: 'superseded', error: null };
 
   if (event.request_status === 'UNAVAILABLE') {
     // Data is null by definition; the row and its data stay, only the mark is set.
-    const isMarked = store.requests.markUnavailable(
+    const isMarked = await tx.requests.markUnavailable(
       event.service_request_id,
       event.event_timestamp,
       'webhook',
@@ -72,7 +71,7 @@ export function applyV2Event(
   // applies; only an event without its identity, or any drift under strict, is not applied.
   const data = checkContract<WebhookData>(webhookDataContract, raw.data, schemaPolicy);
   if (data.drift.length > 0) {
-    store.drift.record(event.service_request_id, 'webhook', data.drift, store.now());
+    await tx.drift.record(event.service_request_id, 'webhook', data.drift, tx.now());
   }
   if (data.kind === 'refused') {
     return {
@@ -91,7 +90,7 @@ export function applyV2Event(
     };
   }
   const rows = normalizeWebhookData(data.record, event.request_status);
-  const outcome = store.requests.writePartial({
+  const outcome = await tx.requests.writePartial({
     ...rows.request,
     // The data object exactly as sent, as requests.raw_json holds whatever record last wrote the row.
     rawJson: JSON.stringify(raw.data),
@@ -99,7 +98,7 @@ export function applyV2Event(
     observedAt: event.event_timestamp,
   });
   // Members only webhooks carry: no poll can be newer, so only a later event can overwrite them.
-  events.writeProfile(rows.profile, eventId, event.event_timestamp);
+  await tx.events.writeProfile(rows.profile, eventId, event.event_timestamp);
   return { ...base, outcome, error: null, drift: data.drift.length };
 }
 

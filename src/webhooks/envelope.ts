@@ -1,21 +1,6 @@
 import { createHash } from 'node:crypto';
+import type { EnvelopeKind, EventRow } from '../db/schema/index.js';
 import { normalizeTimestamp } from '../time.js';
-
-/** Which envelope a delivery used: v2.0, v1.0, or a shape this version does not know. */
-export type EnvelopeKind = 'v2' | 'v1' | 'unknown';
-
-/** A webhook_events row as the receiver inserts it. */
-export interface EventRow {
-  event_id: string;
-  envelope: EnvelopeKind;
-  event_timestamp: string | null;
-  service_request_id: string | null;
-  request_status: string | null;
-  action: string | null;
-  event_type: string | null;
-  payload_json: string;
-  received_at: string;
-}
 
 /**
  * The columns of one delivery. Lenient on purpose: the receiver stores every signed JSON object

@@ -34,7 +34,6 @@ import { listenOn, parseListen as parseListenSetting, stopServer } from '../list
 import type { Logger } from '../log.js';
 import type { SyncClient } from '../sync/ports.js';
 import { createApplier } from './applier.js';
-import { createEventStore } from './event-store.js';
 import { createFetchQueue } from './fetch-queue.js';
 import { createReceiver } from './receiver.js';
 import { createSourcePolicy, DEFAULT_MAX_CONNECTIONS_PER_SOURCE } from './sources.js';
@@ -109,7 +108,6 @@ export async function startWebhookService({
     config.webhookTlsCertFile && config.webhookTlsKeyFile
       ? { certFile: config.webhookTlsCertFile, keyFile: config.webhookTlsKeyFile }
       : null;
-  const events = createEventStore(store.db.sqlite);
   const aborter = new AbortController();
   const fetches = createFetchQueue({
     client,
@@ -120,7 +118,6 @@ export async function startWebhookService({
   // With polling on, the detail endpoint is known to serve: worth a fetch when data is malformed.
   const applier = createApplier({
     store,
-    events,
     fetches,
     clock,
     log: wlog,
@@ -133,8 +130,12 @@ export async function startWebhookService({
     maxBodyBytes: config.webhookMaxBodyBytes,
     verify,
     signatureHeader: config.webhookSignatureHeader,
-    events,
-    transaction: (work) => store.transaction(work),
+    storeEvents: (rows) =>
+      store.transaction(async (tx) => {
+        const isNew: boolean[] = [];
+        for (const row of rows) isNew.push(await tx.events.insert(row));
+        return isNew;
+      }),
     now: () => store.now(),
     log: wlog,
     onStored: () => applier.wake(),
@@ -157,7 +158,7 @@ export async function startWebhookService({
   });
   const unwatch = tlsFiles ? watchTlsFiles(server as HttpsServer, tlsFiles, wlog) : () => undefined;
   const url = `${base}${config.webhookPath}`;
-  const pending = events.pendingCount();
+  const pending = await store.read((tx) => tx.events.pendingCount());
   wlog.info(
     {
       url,

@@ -1,21 +1,21 @@
 import type { WebhookData, WebhookLocation } from '../api/webhook-schemas.js';
-import type { PartialRequestWrite } from '../db/request-store.js';
 import {
   PROFILE_FLAG_MEMBERS,
   PROFILE_JSON_MEMBERS,
   PROFILE_NUMBER_MEMBERS,
   PROFILE_TEXT_MEMBERS,
   PROFILE_TIME_MEMBERS,
-} from '../db/schema-webhooks.js';
-import { locationRow, type LocationRow, type RequestContent } from '../sync/normalize.js';
+  type LocationRow,
+  type ProfileRow,
+  type RequestContent,
+} from '../db/schema/index.js';
+import type { PartialRequestWrite } from '../db/store/request-store.js';
+import { locationRow } from '../sync/normalize.js';
 
 /*
  * v2.0 webhook data object -> rows. Pure, like sync/normalize.ts. Timestamps and dates arrive
  * canonical from the zod schema (timestampSchema, dateSchema), so they compare with polled ones.
  */
-
-/** A request_profiles row (without event_id and updated_at, which the applier adds). */
-export type ProfileRow = Record<string, string | number | null>;
 
 /** What one data object becomes. */
 export interface WebhookRows {
@@ -122,16 +122,6 @@ export function profileRow(data: WebhookData): ProfileRow {
   }
   return row;
 }
-
-/** Names of every request_profiles column the profile row fills, in table order. */
-export const PROFILE_COLUMNS: readonly string[] = [
-  'request_id',
-  ...PROFILE_TEXT_MEMBERS,
-  ...PROFILE_FLAG_MEMBERS,
-  ...PROFILE_NUMBER_MEMBERS,
-  ...PROFILE_TIME_MEMBERS,
-  ...PROFILE_JSON_MEMBERS.map((name) => `${name}_json`),
-];
 
 function flag(value: unknown): number | null {
   return typeof value === 'boolean' ? (value ? 1 : 0) : null;

@@ -10,8 +10,8 @@ import type { Socket } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { isObject, toEventRow, type EventRow } from './envelope.js';
-import type { EventStore } from './event-store.js';
+import type { EventRow } from '../db/schema/index.js';
+import { isObject, toEventRow } from './envelope.js';
 import type { SignatureVerifier } from './signature.js';
 import {
   createSourcePolicy,
@@ -51,9 +51,8 @@ export interface ReceiverDeps {
   /** Null: unsigned deliveries are accepted (TRANSPORT_WEBHOOK_ALLOW_UNSIGNED, no key). */
   verify: SignatureVerifier | null;
   signatureHeader: string;
-  events: EventStore;
-  /** Runs work in one write transaction (the store's). */
-  transaction: <T>(work: () => T) => T;
+  /** Stores deliveries in one write transaction; true for each one not stored before. */
+  storeEvents: (rows: readonly EventRow[]) => Promise<boolean[]>;
   now: () => string;
   log: Logger;
   /** Called after a new event is stored, once the reply is on its way. */
@@ -205,20 +204,27 @@ function handle(
 function createGroupInsert(deps: ReceiverDeps): (row: EventRow) => Promise<boolean> {
   let pending: { row: EventRow; resolve(isNew: boolean): void; reject(error: unknown): void }[] =
     [];
-  const flush = () => {
-    const items = pending;
-    pending = [];
-    try {
-      const results = deps.transaction(() => items.map((item) => deps.events.insert(item.row)));
-      items.forEach((item, index) => item.resolve(results[index] ?? false));
-    } catch (error) {
-      for (const item of items) item.reject(error);
+  let isFlushing = false;
+  // Deliveries that arrive while a commit runs go together into the next one.
+  const flush = async () => {
+    while (pending.length > 0) {
+      const items = pending;
+      pending = [];
+      try {
+        const results = await deps.storeEvents(items.map((item) => item.row));
+        items.forEach((item, index) => item.resolve(results[index] ?? false));
+      } catch (error) {
+        for (const item of items) item.reject(error);
+      }
     }
+    isFlushing = false;
   };
   return (row) =>
     new Promise((resolve, reject) => {
       pending.push({ row, resolve, reject });
-      if (pending.length === 1) setImmediate(flush);
+      if (isFlushing) return;
+      isFlushing = true;
+      setImmediate(() => void flush());
     });
 }
 

@@ -204,16 +204,19 @@ describe('the package built by npm pack', () => {
         'package.json',
         'README.md',
         'dist/cli/bin.js',
-        'drizzle/meta/_journal.json',
+        'drizzle/sqlite/meta/_journal.json',
+        'drizzle/postgres/meta/_journal.json',
         'systemd/transport-sync.service',
         'systemd/transport-sync-sync.service',
         'systemd/transport-sync-sync.timer',
         'systemd/transport-sync.env.example',
       ]),
     );
-    const migrations = readdirSql(join(REPO, 'drizzle'));
-    expect(migrations.length).toBeGreaterThan(0);
-    for (const migration of migrations) expect(paths).toContain(`drizzle/${migration}`);
+    for (const engine of ['sqlite', 'postgres']) {
+      const migrations = readdirSql(join(REPO, 'drizzle', engine));
+      expect(migrations.length).toBeGreaterThan(0);
+      for (const migration of migrations) expect(paths).toContain(`drizzle/${engine}/${migration}`);
+    }
     expect(paths.filter((path) => /^(src|test|bench|node_modules|\.cache)\//.test(path))).toEqual(
       [],
     );
@@ -236,8 +239,12 @@ describe('transport-sync installed with npm install -g from the tarball', () => 
 
   it('carries its migrations and systemd units, at the path the units name', () => {
     packedAndInstalled();
-    expect(existsSync(join(installed, 'drizzle/meta/_journal.json'))).toBe(true);
-    expect(readdirSql(join(installed, 'drizzle'))).toEqual(readdirSql(join(REPO, 'drizzle')));
+    for (const engine of ['sqlite', 'postgres']) {
+      expect(existsSync(join(installed, 'drizzle', engine, 'meta/_journal.json'))).toBe(true);
+      expect(readdirSql(join(installed, 'drizzle', engine))).toEqual(
+        readdirSql(join(REPO, 'drizzle', engine)),
+      );
+    }
     for (const unit of ['transport-sync.service', 'transport-sync-sync.service']) {
       const text = readFileSync(join(installed, 'systemd', unit), 'utf8');
       const execStart = text.match(/^ExecStart=\S+(?: --\S+)* (\S+) \w+$/m);
@@ -270,7 +277,7 @@ describe('transport-sync installed with npm install -g from the tarball', () => 
     expect(tables).toEqual(
       expect.arrayContaining(['requests', 'request_locations', 'sync_state', 'sync_runs']),
     );
-    expect(applied).toBe(readdirSql(join(REPO, 'drizzle')).length);
+    expect(applied).toBe(readdirSql(join(REPO, 'drizzle', 'sqlite')).length);
   });
 
   it('mirrors the service with one sync', async () => {

@@ -63,7 +63,7 @@ export async function startMirror(
   });
   const { url: simulatorUrl } = await sim.listen(0, '127.0.0.1');
   const url = serviceUrl ? await serviceUrl(simulatorUrl) : simulatorUrl;
-  const db = openDatabase({ path: dbPath });
+  const db = await openDatabase({ path: dbPath });
   const store = createStore({ db, clock });
   const calls = createCallTally();
   const client = createServiceClient({
@@ -106,7 +106,7 @@ export async function startMirror(
     async close() {
       await client.close();
       await sim.close();
-      db.close();
+      await db.close();
     },
   };
 }

@@ -10,7 +10,7 @@ import { silentLogger } from '../../dist/log.js';
 import { drainOutbox } from '../../dist/outbox/index.js';
 
 const [dbPath, url] = process.argv.slice(2);
-const db = openDatabase({ path: dbPath });
+const db = await openDatabase({ path: dbPath });
 const store = createStore({ db, clock: systemClock });
 const client = createServiceClient({
   authUrl: url,
@@ -27,4 +27,4 @@ for (;;) {
   if (summary.actionsSent + summary.locationsSent + summary.failed + summary.deferred === 0) break;
 }
 await client.close();
-db.close();
+await db.close();

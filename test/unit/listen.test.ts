@@ -3,7 +3,11 @@ import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listenOn, parseListen, stopServer } from '../../src/listen.js';
 
-const setting = { envName: 'TRANSPORT_X_LISTEN', example: '127.0.0.1:1', code: 'ops.listen_failed' } as const;
+const setting = {
+  envName: 'TRANSPORT_X_LISTEN',
+  example: '127.0.0.1:1',
+  code: 'ops.listen_failed',
+} as const;
 const agents: Agent[] = [];
 // Node's fetch takes undici's `dispatcher`, which the DOM RequestInit type does not know.
 const withDispatcher = (agent: Agent): RequestInit =>

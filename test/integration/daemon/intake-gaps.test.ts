@@ -9,8 +9,7 @@ afterEach(async () => mirror?.close());
 
 const status = (m: MirrorFixture) =>
   readStatus({
-    sqlite: m.db.sqlite,
-    dbPath: m.dbPath,
+    db: m.db,
     nowMs: m.clock.now(),
     pollCron: '0 * * * * *',
     staleAfterCycles: 3,
@@ -40,13 +39,13 @@ describe('the ledger of intake gaps', () => {
       startIntakeLedger({ store: mirror.store, clock: mirror.clock, log, alarmSeconds: 90 });
 
     // First start: no heartbeat before it, no gap.
-    start().stop();
-    expect(status(mirror).intake_gaps.last).toEqual([]);
+    await (await start()).stop();
+    expect((await status(mirror)).intake_gaps.last).toEqual([]);
 
     // Down for 20 s: recorded, not alarmed.
     mirror.clock.advance(20_000);
-    start().stop();
-    const short = status(mirror).intake_gaps;
+    await (await start()).stop();
+    const short = (await status(mirror)).intake_gaps;
     expect(short.unreviewed).toBe(0);
     expect(short.last[0]).toMatchObject({ seconds: 20, is_alarmed: false, reason: 'daemon_down' });
 
@@ -61,8 +60,8 @@ describe('the ledger of intake gaps', () => {
          VALUES ('e1', 'v2', ?, '{}', ?)`,
       )
       .run(open[0], new Date(mirror.clock.now()).toISOString());
-    start().stop();
-    const report = status(mirror);
+    await (await start()).stop();
+    const report = await status(mirror);
     expect(report.intake_gaps.unreviewed).toBe(1);
     const gap = report.intake_gaps.last[0]!;
     expect(gap).toMatchObject({ seconds: 100, is_alarmed: true, reviewed_at: null });
@@ -76,8 +75,8 @@ describe('the ledger of intake gaps', () => {
     expect(warnings[0]!.requestsAtRisk).toBe(open.length - 1);
 
     // Acknowledged: no longer unreviewed, kept in the ledger.
-    mirror.store.transaction(() => mirror.store.intakeGaps.acknowledge(mirror.store.now()));
-    const after = status(mirror).intake_gaps;
+    await mirror.store.transaction((tx) => tx.intakeGaps.acknowledge(tx.now()));
+    const after = (await status(mirror)).intake_gaps;
     expect(after.unreviewed).toBe(0);
     expect(after.last[0]).toMatchObject({ is_alarmed: true, reviewed_at: expect.any(String) });
   });

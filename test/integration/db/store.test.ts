@@ -12,9 +12,9 @@ let db: MirrorDb;
 let store: Store;
 let path: string;
 
-beforeEach(() => {
+beforeEach(async () => {
   path = join(tempDir(), 'mirror.db');
-  db = openDatabase({ path });
+  db = await openDatabase({ path });
   store = createStore({ db, clock: systemClock });
 });
 afterEach(() => db.close());
@@ -25,8 +25,8 @@ function write(
   observedAt = '2026-11-21T09:00:00.000Z',
   source: 'poll' | 'backfill' = 'poll',
 ) {
-  return store.transaction(() =>
-    store.requests.write({
+  return store.transaction((tx) =>
+    tx.requests.write({
       normalized: normalizeDetail(record, list),
       rawJson: JSON.stringify(record),
       source,
@@ -36,31 +36,33 @@ function write(
 }
 
 describe('the mirror database', () => {
-  it('is created private (0600) with WAL, foreign keys and every migration', () => {
+  it('is created private (0600) with WAL, foreign keys and every migration', async () => {
     expect(statSync(path).mode & 0o777).toBe(0o600);
-    write();
+    await write();
     expect(statSync(`${path}-wal`).mode & 0o777).toBe(0o600);
     expect(db.sqlite.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.sqlite.pragma('foreign_keys', { simple: true })).toBe(1);
-    expect(schemaVersion(db.sqlite)).toBeGreaterThanOrEqual(2);
+    expect(await schemaVersion(db)).toBeGreaterThanOrEqual(2);
   });
 
-  it('refuses a database from a newer schema and leaves it untouched', () => {
+  it('refuses a database from a newer schema and leaves it untouched', async () => {
     db.sqlite
       .prepare('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)')
       .run('future', 9_999_999_999_999);
-    db.close();
+    await db.close();
     const before = statSync(path).mtimeMs;
-    expect(() => openDatabase({ path })).toThrow(/newer than this transport-sync knows/);
+    await expect(openDatabase({ path })).rejects.toThrow(/newer than this transport-sync knows/);
     expect(statSync(path).mtimeMs).toBe(before);
-    expect(() => openDatabase({ path, shouldMigrate: false, isReadOnly: true })).toThrow(/newer/);
-    db = openDatabase({ path: join(tempDir(), 'other.db') });
+    await expect(openDatabase({ path, shouldMigrate: false, isReadOnly: true })).rejects.toThrow(
+      /newer/,
+    );
+    db = await openDatabase({ path: join(tempDir(), 'other.db') });
   });
 });
 
 describe('writing requests', () => {
-  it('stores canonical values, child rows and a created change', () => {
-    expect(write()).toBe('new');
+  it('stores canonical values, child rows and a created change', async () => {
+    expect(await write()).toBe('new');
     const row = db.sqlite.prepare('SELECT * FROM requests').get() as Record<string, unknown>;
     expect(row).toMatchObject({
       request_id: 'K3J9QX2A',
@@ -112,34 +114,34 @@ describe('writing requests', () => {
     });
   });
 
-  it('treats the same content in another timestamp form as unchanged', () => {
-    write();
+  it('treats the same content in another timestamp form as unchanged', async () => {
+    await write();
     const sameInOtherForms = detailRecord({
       transport_pickup_time: '2026-11-22T14:00:00.000Z',
       transport_agreed_for_time: '2026-11-22T15:30:00+01:00',
     });
     expect(
-      write(
+      await write(
         sameInOtherForms,
         listFields({ last_updated_timestamp_utc: '2026-11-21T08:00:00.000Z' }),
       ),
     ).toBe('changed'); // raw differs
     expect(
-      write(
+      await write(
         sameInOtherForms,
         listFields({ last_updated_timestamp_utc: '2026-11-21T08:00:00.000+00:00' }),
       ),
     ).toBe('unchanged');
   });
 
-  it('logs what changed with old and new values, so a report can see when a state or time moved', () => {
-    write();
+  it('logs what changed with old and new values, so a report can see when a state or time moved', async () => {
+    await write();
     const moved = detailRecord({
       transport_agreed_for_time: '2026-11-22T16:00:00Z',
       request_current_state: 'completed',
     });
     expect(
-      write(
+      await write(
         moved,
         listFields({ state: 'completed', last_updated_timestamp_utc: '2026-11-21T10:00:00Z' }),
         '2026-11-21T10:01:00.000Z',
@@ -171,13 +173,13 @@ describe('writing requests', () => {
     );
   });
 
-  it('never lets an older observation overwrite a newer one', () => {
-    write(
+  it('never lets an older observation overwrite a newer one', async () => {
+    await write(
       detailRecord({ service_level_type: 'ALS' }),
       listFields({ last_updated_timestamp_utc: '2026-11-21T10:00:00Z' }),
     );
     expect(
-      write(
+      await write(
         detailRecord({ service_level_type: 'BLS' }),
         listFields({ last_updated_timestamp_utc: '2026-11-21T09:00:00Z' }),
         '2026-11-21T11:00:00.000Z',
@@ -185,8 +187,8 @@ describe('writing requests', () => {
       ),
     ).toBe('stale');
     const older = normalizeDetail(detailRecord({ service_level_type: 'CCT' }));
-    const outcome = store.transaction(() =>
-      store.requests.write({
+    const outcome = await store.transaction((tx) =>
+      tx.requests.write({
         normalized: older,
         rawJson: '{}',
         source: 'backfill',
@@ -199,14 +201,14 @@ describe('writing requests', () => {
     });
   });
 
-  it('keeps list-only values when a detail arrives without the list, and keeps facilities on exclude_facilities', () => {
-    write();
+  it('keeps list-only values when a detail arrives without the list, and keeps facilities on exclude_facilities', async () => {
+    await write();
     const detailOnly = detailRecord({
       service_level_type: 'ALS',
       account: { id: 'ACC1', name: 'Mercy Health', service_levels: ['ALS'], facilities: null },
     });
-    store.transaction(() =>
-      store.requests.write({
+    await store.transaction((tx) =>
+      tx.requests.write({
         normalized: normalizeDetail(detailOnly),
         rawJson: JSON.stringify(detailOnly),
         source: 'poll',
@@ -236,16 +238,16 @@ describe('writing requests', () => {
     ).toHaveLength(1);
   });
 
-  it('marks a request unavailable without deleting it, and clears the mark when it comes back', () => {
-    write();
+  it('marks a request unavailable without deleting it, and clears the mark when it comes back', async () => {
+    await write();
     expect(
-      store.transaction(() =>
-        store.requests.markUnavailable('K3J9QX2A', '2026-11-21T11:00:00.000Z', 'poll'),
+      await store.transaction((tx) =>
+        tx.requests.markUnavailable('K3J9QX2A', '2026-11-21T11:00:00.000Z', 'poll'),
       ),
     ).toBe(true);
     expect(
-      store.transaction(() =>
-        store.requests.markUnavailable('K3J9QX2A', '2026-11-21T11:05:00.000Z', 'poll'),
+      await store.transaction((tx) =>
+        tx.requests.markUnavailable('K3J9QX2A', '2026-11-21T11:05:00.000Z', 'poll'),
       ),
     ).toBe(false);
     expect(db.sqlite.prepare('SELECT unavailable_at FROM requests').get()).toEqual({
@@ -254,7 +256,7 @@ describe('writing requests', () => {
     expect(db.sqlite.prepare('SELECT count(*) AS n FROM request_locations').get()).toEqual({
       n: 2,
     });
-    write(detailRecord(), listFields(), '2026-11-21T12:00:00.000Z');
+    await write(detailRecord(), listFields(), '2026-11-21T12:00:00.000Z');
     expect(db.sqlite.prepare('SELECT unavailable_at FROM requests').get()).toEqual({
       unavailable_at: null,
     });
@@ -266,10 +268,10 @@ describe('writing requests', () => {
     ).toEqual(['created', 'unavailable', 'available']);
   });
 
-  it('rolls back a whole request when any part of its write fails', () => {
-    expect(() =>
-      store.transaction(() => {
-        store.requests.write({
+  it('rolls back a whole request when any part of its write fails', async () => {
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.requests.write({
           normalized: normalizeDetail(detailRecord(), listFields()),
           rawJson: '{}',
           source: 'poll',
@@ -277,19 +279,19 @@ describe('writing requests', () => {
         });
         throw new Error('disk full');
       }),
-    ).toThrow('disk full');
+    ).rejects.toThrow('disk full');
     expect(db.sqlite.prepare('SELECT count(*) AS n FROM requests').get()).toEqual({ n: 0 });
     expect(db.sqlite.prepare('SELECT count(*) AS n FROM request_locations').get()).toEqual({
       n: 0,
     });
   });
 
-  it('lets a reader holding a read transaction coexist with a write', () => {
-    write();
+  it('lets a reader holding a read transaction coexist with a write', async () => {
+    await write();
     const reader = new Database(path, { readonly: true });
     reader.exec('BEGIN');
     expect(reader.prepare('SELECT count(*) AS n FROM requests').get()).toEqual({ n: 1 });
-    write(detailRecord({ request_id: 'SECOND01' }));
+    await write(detailRecord({ request_id: 'SECOND01' }));
     expect(reader.prepare('SELECT count(*) AS n FROM requests').get()).toEqual({ n: 1 });
     reader.exec('COMMIT');
     expect(reader.prepare('SELECT count(*) AS n FROM requests').get()).toEqual({ n: 2 });

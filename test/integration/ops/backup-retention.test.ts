@@ -13,7 +13,7 @@ let db: MirrorDb | undefined;
 afterEach(async () => {
   await mirror?.close();
   mirror = undefined;
-  db?.close();
+  await db?.close();
   db = undefined;
 });
 
@@ -49,9 +49,11 @@ describe('backup', () => {
       ).n;
     while (runs() === 0) await new Promise((resolve) => setTimeout(resolve, 1));
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const result = backupDatabase({ sourcePath: mirror.dbPath, targetPath: target });
+    // The copy (VACUUM INTO) runs synchronously inside this call, before its first await.
+    const backup = backupDatabase({ sourcePath: mirror.dbPath, targetPath: target });
     // Synchronously after the copy, before the cycle can write again: the source as copied.
     const source = dump(mirror.db.sqlite);
+    const result = await backup;
     await cycle;
 
     expect(statSync(target).mode & 0o777).toBe(0o600);
@@ -72,9 +74,9 @@ describe('backup', () => {
     mirror = await startMirror({ requests: 60 });
     await mirror.cycle();
     const target = join(tempDir(), 'backup.db');
-    backupDatabase({ sourcePath: mirror.dbPath, targetPath: target });
+    await backupDatabase({ sourcePath: mirror.dbPath, targetPath: target });
     const before = dump(mirror.db.sqlite);
-    db = openDatabase({ path: target }); // migrates: a no-op on an up-to-date copy
+    db = await openDatabase({ path: target }); // migrates: a no-op on an up-to-date copy
     expect(dump(db.sqlite)).toEqual(before);
   });
 
@@ -84,18 +86,18 @@ describe('backup', () => {
     const dir = tempDir();
     const target = join(dir, 'backup.db');
     writeFileSync(target, 'precious');
-    expect(() => backupDatabase({ sourcePath: mirror!.dbPath, targetPath: target })).toThrow(
+    await expect(backupDatabase({ sourcePath: mirror.dbPath, targetPath: target })).rejects.toThrow(
       expect.objectContaining({ code: 'backup.exists' }),
     );
-    backupDatabase({ sourcePath: mirror.dbPath, targetPath: target, force: true });
+    await backupDatabase({ sourcePath: mirror.dbPath, targetPath: target, force: true });
     const copy = new Database(target, { readonly: true });
     expect(copy.pragma('quick_check', { simple: true })).toBe('ok');
     copy.close();
     expect(statSync(target).mode & 0o777).toBe(0o600);
     expect(existsSync(join(dir, `.backup.db.${process.pid}.tmp`))).toBe(false);
-    expect(() =>
-      backupDatabase({ sourcePath: mirror!.dbPath, targetPath: mirror!.dbPath }),
-    ).toThrow(expect.objectContaining({ code: 'backup.same_file' }));
+    await expect(
+      backupDatabase({ sourcePath: mirror.dbPath, targetPath: mirror.dbPath }),
+    ).rejects.toThrow(expect.objectContaining({ code: 'backup.same_file' }));
   });
 });
 
@@ -128,10 +130,10 @@ describe('retention', () => {
     change.run(at(29));
   }
 
-  it('deletes exactly the finished runs, processed events and changes older than the retention', () => {
-    db = openDatabase({ path: join(tempDir(), 'mirror.db') });
+  it('deletes exactly the finished runs, processed events and changes older than the retention', async () => {
+    db = await openDatabase({ path: join(tempDir(), 'mirror.db') });
     seed(db.sqlite);
-    const counts = pruneHistory({ sqlite: db.sqlite, retentionDays: 30, now: NOW });
+    const counts = await pruneHistory({ db, retentionDays: 30, now: NOW });
     expect(counts).toEqual({ syncRuns: 2, webhookEvents: 1, requestChanges: 2 });
     const left = (sql: string) => db!.sqlite.prepare(sql).all();
     expect(left('SELECT status, finished_at FROM sync_runs ORDER BY run_id')).toEqual([
@@ -145,17 +147,17 @@ describe('retention', () => {
     ]);
     expect(left('SELECT observed_at FROM request_changes')).toEqual([{ observed_at: at(29) }]);
     // Nothing is left to prune a second time.
-    expect(pruneHistory({ sqlite: db.sqlite, retentionDays: 30, now: NOW })).toEqual({
+    expect(await pruneHistory({ db, retentionDays: 30, now: NOW })).toEqual({
       syncRuns: 0,
       webhookEvents: 0,
       requestChanges: 0,
     });
   });
 
-  it('keeps everything at 0 days, and prunes in batches past 5000 rows', () => {
-    db = openDatabase({ path: join(tempDir(), 'mirror.db') });
+  it('keeps everything at 0 days, and prunes in batches past 5000 rows', async () => {
+    db = await openDatabase({ path: join(tempDir(), 'mirror.db') });
     seed(db.sqlite);
-    expect(pruneHistory({ sqlite: db.sqlite, retentionDays: 0, now: NOW })).toEqual({
+    expect(await pruneHistory({ db, retentionDays: 0, now: NOW })).toEqual({
       syncRuns: 0,
       webhookEvents: 0,
       requestChanges: 0,
@@ -166,7 +168,7 @@ describe('retention', () => {
     db.sqlite.transaction(() => {
       for (let i = 0; i < 12_345; i += 1) change.run(at(100));
     })();
-    const counts = pruneHistory({ sqlite: db.sqlite, retentionDays: 30, now: NOW });
+    const counts = await pruneHistory({ db, retentionDays: 30, now: NOW });
     expect(counts.requestChanges).toBe(12_345 + 2);
   });
 });

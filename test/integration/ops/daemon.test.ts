@@ -37,7 +37,7 @@ describe('the ops a daemon starts', () => {
       NOTIFY_SOCKET: '/run/systemd/notify',
       WATCHDOG_USEC: '100000',
     };
-    db = openDatabase({ path: config.dbPath });
+    db = await openDatabase({ path: config.dbPath });
     const ops = createDaemonOps({ config, log: silentLogger(), env });
     const { url } = await ops.start({
       db,
@@ -70,7 +70,7 @@ describe('the ops a daemon starts', () => {
       env: { TRANSPORT_DB: join(tempDir(), 'mirror.db') },
       needsService: false,
     });
-    db = openDatabase({ path: config.dbPath });
+    db = await openDatabase({ path: config.dbPath });
     const ops = createDaemonOps({ config, log: silentLogger(), env: { PATH: fake.dir } });
     const started = await ops.start({ db, clock: systemClock });
     expect(started).toMatchObject({ isSharedWithWebhooks: false });
@@ -88,7 +88,7 @@ describe('the ops a daemon starts', () => {
       },
       needsService: false,
     });
-    db = openDatabase({ path: config.dbPath });
+    db = await openDatabase({ path: config.dbPath });
     const ops = createDaemonOps({ config, log: silentLogger(), env: {} });
     const { url, routes, isSharedWithWebhooks } = await ops.start({ db, clock: systemClock });
     expect(url).toBeUndefined();

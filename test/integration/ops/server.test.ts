@@ -44,13 +44,12 @@ async function startRig({
   const sim = createSimulator({ seed: 3, requests: 60, pastDays: 2, futureDays: 5, clock });
   const { url } = await sim.listen(0, '127.0.0.1');
   cleanups.push(() => sim.close());
-  const db = openDatabase({ path: join(tempDir(), 'mirror.db') });
+  const db = await openDatabase({ path: join(tempDir(), 'mirror.db') });
   cleanups.push(() => db.close());
   const metrics = createMetrics();
   registerDbGauges({
     registry: metrics.registry,
-    sqlite: db.sqlite,
-    dbPath: db.path,
+    db,
     now: clock.now,
   });
   const calls = createCallTally();
@@ -91,7 +90,7 @@ async function startRig({
     listen: '127.0.0.1:0',
     metrics,
     readiness: createReadiness({
-      sqlite: db.sqlite,
+      db,
       now: clock.now,
       pollCron,
       staleAfterCycles,
@@ -198,7 +197,7 @@ describe('the ops server fed by poll cycles against the simulator (manual clock)
     const shared = await startOpsServer({
       listen: '127.0.0.1:0',
       metrics: rig.metrics,
-      readiness: () => ({ ready: true, reason: 'fresh' }),
+      readiness: () => Promise.resolve({ ready: true, reason: 'fresh' }),
       log: silentLogger(),
       extraHandler: (_req, res) => {
         res.writeHead(202, { 'content-type': 'text/plain' });
@@ -217,7 +216,7 @@ describe('the ops server fed by poll cycles against the simulator (manual clock)
       startOpsServer({
         listen: 'not a port',
         metrics: createMetrics({ isDefaultMetricsOn: false }),
-        readiness: () => ({ ready: true, reason: 'fresh' }),
+        readiness: () => Promise.resolve({ ready: true, reason: 'fresh' }),
         log: silentLogger(),
       }),
     ).rejects.toMatchObject({ code: 'config.invalid' });

@@ -3,7 +3,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
-import { createSimulator, type ActionRecord, type Simulator } from '../../../src/simulator/index.js';
+import {
+  createSimulator,
+  type ActionRecord,
+  type Simulator,
+} from '../../../src/simulator/index.js';
 import {
   actionsOf,
   deliveredTimestamps,
@@ -32,10 +36,10 @@ beforeEach(async () => {
   sim = createSimulator({ seed: 5, requests: 10 });
   await sim.listen(0, '127.0.0.1');
   dbPath = join(tempDir(), 'mirror.db');
-  db = openDatabase({ path: dbPath });
+  db = await openDatabase({ path: dbPath });
 });
 afterEach(async () => {
-  db.close();
+  await db.close();
   await sim.close();
 });
 

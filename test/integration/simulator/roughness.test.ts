@@ -7,7 +7,14 @@ import {
   type MutationSummary,
   type TruthRecord,
 } from '../../../src/simulator/index.js';
-import { call, getToken, SMOOTH, startSimulator, T0, type Started } from '../../helpers/simulator.js';
+import {
+  call,
+  getToken,
+  SMOOTH,
+  startSimulator,
+  T0,
+  type Started,
+} from '../../helpers/simulator.js';
 
 interface Page {
   page: number;

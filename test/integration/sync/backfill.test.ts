@@ -64,7 +64,7 @@ describe('backfill against the simulator', () => {
       requests_new: result.counts.requestsNew,
     });
     // The daemon's state is not touched, and nothing is marked unavailable.
-    expect(mirror.store.state.get('last_success_at')).toBeUndefined();
+    expect(await mirror.store.read((tx) => tx.state.get('last_success_at'))).toBeUndefined();
     expect(
       mirror.db.sqlite
         .prepare('SELECT count(*) AS n FROM requests WHERE unavailable_at IS NOT NULL')

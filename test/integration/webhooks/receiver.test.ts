@@ -328,7 +328,6 @@ describe('the webhook receiver', () => {
     await hook.service.stop();
     // A receiver whose applier never runs: stored and acknowledged, then the process "dies".
     const { createReceiver } = await import('../../../src/webhooks/receiver.js');
-    const { createEventStore } = await import('../../../src/webhooks/event-store.js');
     const { createVerifier, loadPublicKey } = await import('../../../src/webhooks/signature.js');
     const { silentLogger } = await import('../../../src/log.js');
     const server = createReceiver({
@@ -336,8 +335,12 @@ describe('the webhook receiver', () => {
       maxBodyBytes: 1_048_576,
       verify: createVerifier(loadPublicKey(hook.keyFile)),
       signatureHeader: 'X-VectorCare-Signature',
-      events: createEventStore(hook.db.sqlite),
-      transaction: (work) => hook.store.transaction(work),
+      storeEvents: (rows) =>
+        hook.store.transaction(async (tx) => {
+          const isNew: boolean[] = [];
+          for (const event of rows) isNew.push(await tx.events.insert(event));
+          return isNew;
+        }),
       now: () => hook.store.now(),
       log: silentLogger(),
       onStored: () => undefined,

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { webhookDataSchema } from '../../../src/api/webhook-schemas.js';
-import { PROFILE_FLAG_MEMBERS } from '../../../src/db/schema-webhooks.js';
+import { PROFILE_FLAG_MEMBERS } from '../../../src/db/schema/index.js';
 import type { TruthRecord } from '../../../src/simulator/index.js';
 import { normalizeDate, normalizeTimestamp } from '../../../src/time.js';
 import { startWebhookFixture, type WebhookFixture } from '../../helpers/webhooks.js';

@@ -11,16 +11,18 @@ import { webhookData } from '../../helpers/webhooks.js';
 
 let db: MirrorDb;
 let store: Store;
-beforeEach(() => {
-  db = openDatabase({ path: join(tempDir(), 'mirror.db') });
+beforeEach(async () => {
+  db = await openDatabase({ path: join(tempDir(), 'mirror.db') });
   store = createStore({ db, clock: systemClock });
 });
-afterEach(() => db.close());
+afterEach(async () => {
+  await db.close();
+});
 
 const ID = 'K3J9QX2A';
 const polled = () =>
-  store.transaction(() =>
-    store.requests.write({
+  store.transaction((tx) =>
+    tx.requests.write({
       normalized: normalizeDetail(detailRecord(), listFields()),
       rawJson: JSON.stringify(detailRecord()),
       source: 'poll',
@@ -50,8 +52,8 @@ function webhook(overrides: Record<string, unknown> = {}, observedAt = '2026-11-
     ...overrides,
   });
   const { request } = normalizeWebhookData(webhookDataSchema.parse(raw), 'ASSIGNED');
-  return store.transaction(() =>
-    store.requests.writePartial({
+  return store.transaction((tx) =>
+    tx.requests.writePartial({
       ...request,
       rawJson: JSON.stringify(raw),
       source: 'webhook',
@@ -63,20 +65,20 @@ function webhook(overrides: Record<string, unknown> = {}, observedAt = '2026-11-
 const get = (sql: string) => db.sqlite.prepare(sql).get() as Record<string, unknown>;
 
 describe('partial writes (webhooks) beside detail writes', () => {
-  it('finds nothing new in a webhook that says what the poll stored, and keeps the detail bookkeeping', () => {
-    polled();
+  it('finds nothing new in a webhook that says what the poll stored, and keeps the detail bookkeeping', async () => {
+    await polled();
     const before = get('SELECT * FROM requests');
-    expect(webhook()).toBe('unchanged');
+    expect(await webhook()).toBe('unchanged');
     expect(get('SELECT * FROM requests')).toEqual(before);
     expect(get("SELECT location_id FROM request_locations WHERE role = 'pickup'")).toEqual({
       location_id: 'LOC1',
     });
   });
 
-  it('on a change keeps the ids of unchanged locations and drops the id of a moved one', () => {
-    polled();
+  it('on a change keeps the ids of unchanged locations and drops the id of a moved one', async () => {
+    await polled();
     const moved = { ...detailRecord().destination_location, id: undefined, street: '1 New St' };
-    expect(webhook({ destination_location: moved })).toBe('changed');
+    expect(await webhook({ destination_location: moved })).toBe('changed');
     expect(
       db.sqlite
         .prepare('SELECT role, location_id, street FROM request_locations ORDER BY role')
@@ -98,17 +100,17 @@ describe('partial writes (webhooks) beside detail writes', () => {
     });
   });
 
-  it('updates an account name without touching what the poll stored of it', () => {
-    polled();
-    webhook({ account_name: 'Mercy Health System' });
+  it('updates an account name without touching what the poll stored of it', async () => {
+    await polled();
+    await webhook({ account_name: 'Mercy Health System' });
     expect(get('SELECT name, service_levels_json, facilities_json FROM accounts')).toEqual({
       name: 'Mercy Health System',
       service_levels_json: '["ALS","BLS"]',
       facilities_json: '[{"id":"F1","name":"Mercy Main"}]',
     });
     // The poll's cache must not hide the difference: the next detail restores the polled name.
-    store.transaction(() =>
-      store.requests.write({
+    await store.transaction((tx) =>
+      tx.requests.write({
         normalized: normalizeDetail(
           detailRecord(),
           listFields({ last_updated_timestamp_utc: '2026-11-21T11:00:00Z' }),
@@ -121,26 +123,30 @@ describe('partial writes (webhooks) beside detail writes', () => {
     expect(get('SELECT name FROM accounts')).toEqual({ name: 'Mercy Health' });
   });
 
-  it('skips a webhook observed before the last write or before the unavailable mark', () => {
-    polled();
-    expect(webhook({ service_level_type: 'ALS' }, '2026-11-21T08:59:59.999Z')).toBe('stale');
-    store.transaction(() => store.requests.markUnavailable(ID, '2026-11-21T12:00:00.000Z', 'poll'));
-    expect(webhook({ service_level_type: 'ALS' }, '2026-11-21T11:00:00.000Z')).toBe('stale');
+  it('skips a webhook observed before the last write or before the unavailable mark', async () => {
+    await polled();
+    expect(await webhook({ service_level_type: 'ALS' }, '2026-11-21T08:59:59.999Z')).toBe('stale');
+    await store.transaction((tx) =>
+      tx.requests.markUnavailable(ID, '2026-11-21T12:00:00.000Z', 'poll'),
+    );
+    expect(await webhook({ service_level_type: 'ALS' }, '2026-11-21T11:00:00.000Z')).toBe('stale');
     expect(get('SELECT unavailable_at FROM requests')).toEqual({
       unavailable_at: '2026-11-21T12:00:00.000Z',
     });
-    expect(webhook({}, '2026-11-21T13:00:00.000Z')).toBe('changed');
+    expect(await webhook({}, '2026-11-21T13:00:00.000Z')).toBe('changed');
     expect(get('SELECT unavailable_at FROM requests')).toEqual({ unavailable_at: null });
   });
 
-  it('guards the unavailable mark by time only when asked', () => {
-    polled();
+  it('guards the unavailable mark by time only when asked', async () => {
+    await polled();
     const early = '2026-11-21T08:00:00.000Z';
     expect(
-      store.transaction(() =>
-        store.requests.markUnavailable(ID, early, 'webhook', { isGuarded: true }),
+      await store.transaction((tx) =>
+        tx.requests.markUnavailable(ID, early, 'webhook', { isGuarded: true }),
       ),
     ).toBe(false);
-    expect(store.transaction(() => store.requests.markUnavailable(ID, early, 'poll'))).toBe(true);
+    expect(await store.transaction((tx) => tx.requests.markUnavailable(ID, early, 'poll'))).toBe(
+      true,
+    );
   });
 });

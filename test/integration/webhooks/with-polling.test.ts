@@ -22,7 +22,7 @@ type Row = Record<string, unknown>;
 
 /** A second, polling-only mirror of the same simulator, on its own database. */
 async function pollingOnlyMirror(h: WebhookFixture) {
-  const db = openDatabase({ path: join(tempDir(), 'polling-only.db') });
+  const db = await openDatabase({ path: join(tempDir(), 'polling-only.db') });
   const store = createStore({ db, clock: h.clock });
   const calls = createCallTally();
   const url = h.sim.url!;
@@ -40,7 +40,7 @@ async function pollingOnlyMirror(h: WebhookFixture) {
   const deps: PollDeps = { ...h.deps, client, store, calls, log: silentLogger() };
   closeOther = async () => {
     await client.close();
-    db.close();
+    await db.close();
   };
   return { db, cycle: () => runPollCycle(deps) };
 }

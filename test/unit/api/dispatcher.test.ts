@@ -3,7 +3,13 @@ import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServiceClient, isOutcomeUnknown } from '../../../src/api/index.js';
 import { TransportError } from '../../../src/errors.js';
-import { CLIENT_ID, CLIENT_SECRET, createFakeClock, detailRecord, TOKEN } from '../../helpers/api.js';
+import {
+  CLIENT_ID,
+  CLIENT_SECRET,
+  createFakeClock,
+  detailRecord,
+  TOKEN,
+} from '../../helpers/api.js';
 
 /**
  * The one place the production path runs: Node's fetch with the client's own undici Agent against

@@ -10,7 +10,14 @@ import {
   webhookV2EnvelopeSchema,
   webhookV2EventSchema,
 } from '../../../src/api/index.js';
-import { base, detailRecord, listItem, makeClient, mockToken, resetNock } from '../../helpers/api.js';
+import {
+  base,
+  detailRecord,
+  listItem,
+  makeClient,
+  mockToken,
+  resetNock,
+} from '../../helpers/api.js';
 
 beforeEach(() => nock.disableNetConnect());
 afterEach(() => resetNock());

@@ -10,44 +10,44 @@ const gone = { isPollingRetired: true, isListComplete: false };
 const answered = { isPollingRetired: false, isListComplete: true };
 
 describe('the poll gate of TRANSPORT_POLL=auto', () => {
-  it('stops polling when the lists are gone, probes once a day, and resumes when they answer', () => {
-    const db = openDatabase({ path: ':memory:' });
+  it('stops polling when the lists are gone, probes once a day, and resumes when they answer', async () => {
+    const db = await openDatabase({ path: ':memory:' });
     const clock = manualClock();
     const store = createStore({ db, clock });
-    const gate = createPollGate({ mode: 'auto', store, clock, log: silentLogger() });
+    const gate = await createPollGate({ mode: 'auto', store, clock, log: silentLogger() });
     expect(gate.shouldPoll()).toBe(true);
-    gate.observe(gone);
+    await gate.observe(gone);
     expect(gate.isPolling()).toBe(false);
-    expect(readPollingRetiredAt(db.sqlite)).toBe(store.now());
+    expect(await readPollingRetiredAt(db)).toBe(store.now());
     clock.advance(RETIRED_PROBE_INTERVAL_MS - 1000);
     expect(gate.shouldPoll()).toBe(false);
     clock.advance(1000);
     expect(gate.shouldPoll()).toBe(true); // the daily probe
     expect(gate.shouldPoll()).toBe(false); // and only one
-    gate.observe(gone);
+    await gate.observe(gone);
     clock.advance(RETIRED_PROBE_INTERVAL_MS);
     expect(gate.shouldPoll()).toBe(true);
-    gate.observe(answered);
+    await gate.observe(answered);
     expect(gate.isPolling()).toBe(true);
-    expect(readPollingRetiredAt(db.sqlite)).toBeNull();
+    expect(await readPollingRetiredAt(db)).toBeNull();
     expect(gate.shouldPoll()).toBe(true);
     // A restart finds the mark and probes at once.
-    gate.observe(gone);
-    const restarted = createPollGate({ mode: 'auto', store, clock, log: silentLogger() });
+    await gate.observe(gone);
+    const restarted = await createPollGate({ mode: 'auto', store, clock, log: silentLogger() });
     expect(restarted.isPolling()).toBe(false);
     expect(restarted.shouldPoll()).toBe(true);
     expect(restarted.shouldPoll()).toBe(false);
-    db.close();
+    await db.close();
   });
 
-  it('with TRANSPORT_POLL=on keeps polling whatever the lists answer', () => {
-    const db = openDatabase({ path: ':memory:' });
+  it('with TRANSPORT_POLL=on keeps polling whatever the lists answer', async () => {
+    const db = await openDatabase({ path: ':memory:' });
     const clock = manualClock();
     const store = createStore({ db, clock });
-    const gate = createPollGate({ mode: 'on', store, clock, log: silentLogger() });
-    gate.observe(gone);
+    const gate = await createPollGate({ mode: 'on', store, clock, log: silentLogger() });
+    await gate.observe(gone);
     expect(gate.shouldPoll()).toBe(true);
     expect(gate.isPolling()).toBe(true);
-    db.close();
+    await db.close();
   });
 });

@@ -5,8 +5,8 @@ import { captureLogger } from '../../helpers/api.js';
 import { manualClock } from '../../helpers/simulator.js';
 
 describe('schema_drift', () => {
-  it('keeps one row per request and member, one per unknown member, and logs each drift once at warn', () => {
-    const db = openDatabase({ path: ':memory:' });
+  it('keeps one row per request and member, one per unknown member, and logs each drift once at warn', async () => {
+    const db = await openDatabase({ path: ':memory:' });
     const clock = manualClock();
     const { log, lines } = captureLogger();
     const store = createStore({ db, clock, log });
@@ -22,12 +22,12 @@ describe('schema_drift', () => {
       expected: null,
       received: 'number',
     } as const;
-    store.transaction(() => {
-      store.drift.record('A1', 'poll', [retyped, unknown], store.now());
-      store.drift.record('B2', 'poll', [retyped, unknown], store.now());
+    await store.transaction(async (tx) => {
+      await tx.drift.record('A1', 'poll', [retyped, unknown], tx.now());
+      await tx.drift.record('B2', 'poll', [retyped, unknown], tx.now());
     });
     clock.advance(60_000);
-    store.transaction(() => store.drift.record('A1', 'poll', [retyped], store.now()));
+    await store.transaction((tx) => tx.drift.record('A1', 'poll', [retyped], tx.now()));
     const rows = db.sqlite
       .prepare(
         'SELECT request_id, member, problem, count, first_seen_at < last_seen_at AS moved FROM schema_drift ORDER BY member, request_id',
@@ -46,6 +46,6 @@ describe('schema_drift', () => {
       ['A1', 'mileage'],
       ['B2', 'patient_dob'],
     ]);
-    db.close();
+    await db.close();
   });
 });

@@ -8,7 +8,10 @@ const T0 = Date.UTC(2025, 5, 15, 12, 0, 0);
 const iso = (ms: number) => new Date(ms).toISOString();
 
 let db: MirrorDb | undefined;
-afterEach(() => db?.close());
+afterEach(async () => {
+  await db?.close();
+  db = undefined;
+});
 
 describe('the poll interval of a cron pattern', () => {
   it('is the gap between the next two runs', () => {
@@ -70,23 +73,26 @@ describe('freshness', () => {
 });
 
 describe('readiness', () => {
-  it('reads the last success from sync_state at every call', () => {
-    db = openDatabase({ path: ':memory:' });
+  it('reads the last success from sync_state at every call', async () => {
+    db = await openDatabase({ path: ':memory:' });
     let now = T0;
     const readiness = createReadiness({
-      sqlite: db.sqlite,
+      db,
       now: () => now,
       pollCron: '0 * * * * *',
       staleAfterCycles: 2,
       isPollingOn: true,
     });
-    expect(readiness()).toMatchObject({ ready: false, reason: 'no poll cycle has completed yet' });
+    expect(await readiness()).toMatchObject({
+      ready: false,
+      reason: 'no poll cycle has completed yet',
+    });
     db.sqlite
       .prepare('INSERT INTO sync_state (key, value, updated_at) VALUES (?, ?, ?)')
       .run(LAST_SUCCESS_KEY, iso(T0), iso(T0));
-    expect(readiness()).toMatchObject({ ready: true, reason: 'fresh', freshnessSeconds: 0 });
+    expect(await readiness()).toMatchObject({ ready: true, reason: 'fresh', freshnessSeconds: 0 });
     now = T0 + 121_000;
-    expect(readiness()).toEqual({
+    expect(await readiness()).toEqual({
       ready: false,
       reason: 'the last successful cycle is 121 s old (stale after 120 s)',
       lastSuccessAt: iso(T0),
@@ -95,16 +101,16 @@ describe('readiness', () => {
     });
   });
 
-  it('is ready with polling off: nothing to be fresh about', () => {
-    db = openDatabase({ path: ':memory:' });
+  it('is ready with polling off: nothing to be fresh about', async () => {
+    db = await openDatabase({ path: ':memory:' });
     const readiness = createReadiness({
-      sqlite: db.sqlite,
+      db,
       now: () => T0,
       pollCron: '0 * * * * *',
       staleAfterCycles: 2,
       isPollingOn: false,
     });
-    expect(readiness()).toMatchObject({ ready: true });
+    expect(await readiness()).toMatchObject({ ready: true });
   });
 });
 

@@ -1,13 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
-import { emptyCounts } from '../../../src/db/run-store.js';
+import { emptyCounts } from '../../../src/db/store/run-store.js';
 import { createMetrics } from '../../../src/ops/metrics.js';
 import { registerDbGauges } from '../../../src/ops/metrics-db.js';
 import { LAST_SUCCESS_KEY } from '../../../src/sync/poll.js';
 
 const T0 = Date.UTC(2025, 5, 15, 12, 0, 0);
 let db: MirrorDb | undefined;
-afterEach(() => db?.close());
+afterEach(async () => {
+  await db?.close();
+  db = undefined;
+});
 
 /** The value of one sample line of the exposition text, e.g. `name{a="b"}`. */
 function sample(text: string, series: string): number | undefined {
@@ -61,13 +64,12 @@ describe('the metrics hooks', () => {
 
 describe('the database gauges', () => {
   it('read requests by state, unavailable, quarantine, pending webhooks, outbox and freshness at scrape', async () => {
-    db = openDatabase({ path: ':memory:' });
+    db = await openDatabase({ path: ':memory:' });
     const metrics = createMetrics({ isDefaultMetricsOn: false });
     let now = T0;
     registerDbGauges({
       registry: metrics.registry,
-      sqlite: db.sqlite,
-      dbPath: ':memory:',
+      db,
       now: () => now,
     });
     let text = await metrics.registry.metrics();

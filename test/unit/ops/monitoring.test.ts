@@ -93,10 +93,10 @@ const IS_CI = CI !== undefined && CI !== '' && CI !== 'false' && CI !== '0';
  * database. Histograms expose _bucket, _sum and _count.
  */
 async function registeredMetrics(): Promise<Map<string, Registered>> {
-  const db = openDatabase({ path: ':memory:' });
+  const db = await openDatabase({ path: ':memory:' });
   try {
     const { registry } = createMetrics();
-    registerDbGauges({ registry, sqlite: db.sqlite, dbPath: ':memory:', hasWebhooks: true });
+    registerDbGauges({ registry, db, hasWebhooks: true });
     const seen = new Map<string, Map<string, Set<string>>>();
     for (const metric of await registry.getMetricsAsJSON()) {
       const values = new Map<string, Set<string>>();
@@ -132,7 +132,7 @@ async function registeredMetrics(): Promise<Map<string, Registered>> {
     }
     return names;
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -202,7 +202,7 @@ function webhookResultLiterals(): Set<string> {
     ...readdirSync(join(ROOT, 'src/webhooks'))
       .filter((name) => name.endsWith('.ts'))
       .map((name) => `src/webhooks/${name}`),
-    'src/db/request-store.ts',
+    'src/db/store/request-store.ts',
   ];
   const literals = new Set<string>();
   for (const file of files)

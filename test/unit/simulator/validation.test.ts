@@ -4,7 +4,11 @@ import { createFaultInjector } from '../../../src/simulator/faults.js';
 import { validateLocations } from '../../../src/simulator/locations.js';
 import { createRandom } from '../../../src/simulator/random.js';
 import { formatTimestamp, quantize } from '../../../src/simulator/serialize.js';
-import { checkOptionalText, parseJson, requiredTimestamp } from '../../../src/simulator/validation.js';
+import {
+  checkOptionalText,
+  parseJson,
+  requiredTimestamp,
+} from '../../../src/simulator/validation.js';
 
 const sample = { lat: 1, lng: 2, alt: 3, timestamp: 1_700_000_000.5 };
 

@@ -1,6 +1,7 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { webhookDataSchema, webhookV2EventSchema } from '../../../src/api/webhook-schemas.js';
+import { PROFILE_COLUMNS } from '../../../src/db/schema/index.js';
 import {
   createSimulator,
   statusAndAction,
@@ -8,11 +9,7 @@ import {
 } from '../../../src/simulator/index.js';
 import { parseListen } from '../../../src/webhooks/index.js';
 import { toEventRow } from '../../../src/webhooks/envelope.js';
-import {
-  listStateOf,
-  normalizeWebhookData,
-  PROFILE_COLUMNS,
-} from '../../../src/webhooks/normalize-webhook.js';
+import { listStateOf, normalizeWebhookData } from '../../../src/webhooks/normalize-webhook.js';
 import { createVerifier } from '../../../src/webhooks/signature.js';
 import { v2Event, webhookData } from '../../helpers/webhooks.js';
 

@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TransportError } from '../errors.js';
+import type { Engine } from './sql.js';
+
+/** The migrations of an engine: drizzle/<engine>/ at the package root, from src/db or dist/db. */
+export function migrationsFolder(engine: Engine): string {
+  return resolve(dirname(fileURLToPath(import.meta.url)), '../../drizzle', engine);
+}
+
+/** Migrations this version knows for an engine, in order. */
+export function knownMigrations(engine: Engine): { tag: string; when: number }[] {
+  const journal = JSON.parse(
+    readFileSync(resolve(migrationsFolder(engine), 'meta/_journal.json'), 'utf8'),
+  );
+  return journal.entries.map((entry: { tag: string; when: number }) => ({
+    tag: entry.tag,
+    when: entry.when,
+  }));
+}
+
+/** What a database records of the migrations applied to it. */
+export interface AppliedMigrations {
+  count: number;
+  /** The newest applied migration's time (drizzle's created_at), or null. */
+  newestAt: number | null;
+}
+
+/** Refuses a database that a newer version migrated: it is left untouched. */
+export function refuseNewer(applied: AppliedMigrations, engine: Engine, location: string): void {
+  if (applied.count === 0) return;
+  const known = knownMigrations(engine);
+  const newestKnown = known.at(-1)?.when ?? 0;
+  if (applied.count > known.length || (applied.newestAt ?? 0) > newestKnown) {
+    throw new TransportError({
+      code: 'db.newer_schema',
+      message: `the database ${location} has schema version ${applied.count}, newer than this transport-sync knows (${known.length}); it was left untouched`,
+      hint: 'Run the transport-sync version that wrote it, or restore a backup made by this version.',
+    });
+  }
+}

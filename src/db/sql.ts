@@ -1,0 +1,57 @@
+/*
+ * The narrow interface every statement of the mirror goes through, whichever the engine. SQL is
+ * written once, with named parameters (`@name`), in the subset SQLite and PostgreSQL share; the
+ * few places that differ ask `dialect`. SQLite answers synchronously under the hood (the
+ * promises are already settled), so the one code path costs it next to nothing.
+ */
+
+/** The database engines the mirror runs on. */
+export type Engine = 'sqlite' | 'postgres';
+
+/** Named parameters of a statement: `@name` in the SQL. */
+export type Params = object;
+
+/** Runs statements on one connection (inside a transaction, when it came from one). */
+export interface Sql {
+  readonly dialect: Dialect;
+  /** Every row. */
+  all<T>(text: string, params?: Params): Promise<T[]>;
+  /** The first row, or undefined. */
+  get<T>(text: string, params?: Params): Promise<T | undefined>;
+  /** Runs a statement; resolves to the number of rows it changed. */
+  run(text: string, params?: Params): Promise<number>;
+}
+
+/** What an engine says differently. */
+export interface Dialect {
+  readonly engine: Engine;
+  /** SQL that is true when JSON column `column` holds an object at member `member`. */
+  jsonMemberIsObject(column: string, member: string): string;
+  /** Appended to a SELECT of rows the transaction is about to rewrite (row locks on PostgreSQL). */
+  readonly forUpdate: string;
+}
+
+/** Options of a read. */
+export interface ReadOptions {
+  /** Every statement sees the same moment (a snapshot), e.g. for counts shown side by side. */
+  isSnapshot?: boolean;
+}
+
+/** An open mirror database, on either engine. */
+export interface Connection {
+  readonly engine: Engine;
+  /** Where it is, fit for logs and messages: a file path, or a URL without its password. */
+  readonly location: string;
+  /**
+   * Runs `work` in one write transaction: committed when it resolves, rolled back whole when it
+   * throws. Transactions of one process run one at a time on SQLite; never nest them.
+   */
+  transaction<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
+  /** Runs `work` with reads only. */
+  read<T>(work: (sql: Sql) => Promise<T>, options?: ReadOptions): Promise<T>;
+  /** Whether a table exists (read-only tools meet databases that predate a migration). */
+  hasTable(name: string): Promise<boolean>;
+  /** Whether a table has a column (false when the table does not exist). */
+  hasColumn(table: string, column: string): Promise<boolean>;
+  close(): Promise<void>;
+}

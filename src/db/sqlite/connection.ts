@@ -1,0 +1,100 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import Database from 'better-sqlite3';
+import type { Connection, Dialect, Params, ReadOptions, Sql } from '../sql.js';
+import { databaseError } from './errors.js';
+
+/** The SQLite dialect: JSON functions of SQLite's json1, no row locks (writers take the file). */
+export const SQLITE_DIALECT: Dialect = {
+  engine: 'sqlite',
+  jsonMemberIsObject: (column, member) => `json_type(${column}, '$.${member}') = 'object'`,
+  forUpdate: '',
+};
+
+/** An open SQLite mirror: the connection, and the raw handle SQLite-only tools need. */
+export interface SqliteConnection extends Connection {
+  readonly engine: 'sqlite';
+  readonly sqlite: Database.Database;
+  readonly path: string;
+}
+
+/**
+ * Wraps an open better-sqlite3 handle. Statements are prepared once per SQL text and run
+ * synchronously; the promises only keep one interface with PostgreSQL. One connection serves the
+ * whole process, so its transactions take turns (a queue): a transaction's statements never mix
+ * with another's, although the work between them may await.
+ */
+export function sqliteConnection(sqlite: Database.Database, path: string): SqliteConnection {
+  const statements = new Map<string, Database.Statement>();
+  const prepare = (text: string) => {
+    let statement = statements.get(text);
+    if (!statement) {
+      statement = sqlite.prepare(text);
+      statements.set(text, statement);
+    }
+    return statement;
+  };
+  const bind = (params?: Params) => (params === undefined ? [] : [params]);
+  const sql: Sql = {
+    dialect: SQLITE_DIALECT,
+    async all<T>(text: string, params?: Params) {
+      return prepare(text).all(...bind(params)) as T[];
+    },
+    async get<T>(text: string, params?: Params) {
+      return prepare(text).get(...bind(params)) as T | undefined;
+    },
+    async run(text: string, params?: Params) {
+      return prepare(text).run(...bind(params)).changes;
+    },
+  };
+
+  let queue: Promise<unknown> = Promise.resolve();
+  const inTransaction = new AsyncLocalStorage<true>();
+  const exclusive = <T>(begin: string, work: (sql: Sql) => Promise<T>): Promise<T> => {
+    if (inTransaction.getStore()) {
+      throw new Error('a transaction was opened inside another; pass the open one down instead');
+    }
+    const turn = queue.then(() =>
+      inTransaction.run(true, async () => {
+        try {
+          sqlite.exec(begin);
+          const result = await work(sql);
+          sqlite.exec('COMMIT');
+          return result;
+        } catch (error) {
+          if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
+          throw databaseError(error, path);
+        }
+      }),
+    );
+    queue = turn.catch(() => undefined);
+    return turn;
+  };
+
+  const hasTable = (name: string) =>
+    sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !==
+    undefined;
+  return {
+    engine: 'sqlite',
+    location: path,
+    sqlite,
+    path,
+    // IMMEDIATE takes the write lock at the start: two writers wait on busy_timeout instead of
+    // failing mid-transaction.
+    transaction: (work) => exclusive('BEGIN IMMEDIATE', work),
+    read: <T>(work: (sql: Sql) => Promise<T>, _options?: ReadOptions) =>
+      exclusive('BEGIN DEFERRED', work),
+    async hasTable(name) {
+      return hasTable(name);
+    },
+    async hasColumn(table, column) {
+      const columns = sqlite.prepare('SELECT name FROM pragma_table_info(?)').all(table) as {
+        name: string;
+      }[];
+      return columns.some((c) => c.name === column);
+    },
+    async close() {
+      await queue;
+      sqlite.close();
+    },
+  };
+}

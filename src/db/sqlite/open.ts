@@ -1,0 +1,89 @@
+import { closeSync, chmodSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { TransportError } from '../../errors.js';
+import { migrationsFolder, refuseNewer, type AppliedMigrations } from '../migrations.js';
+import { sqliteConnection, type SqliteConnection } from './connection.js';
+
+/** How to open a SQLite mirror. */
+export interface SqliteOpenOptions {
+  path: string;
+  /** Apply pending migrations (the daemon and `migrate` do; `status` only reads). */
+  shouldMigrate?: boolean;
+  isReadOnly?: boolean;
+  busyTimeoutMs?: number;
+}
+
+/**
+ * Opens (creating if needed, mode 0600) the database with the pragmas the mirror relies on: WAL so
+ * that a reporting tool's read transaction never blocks the daemon nor the daemon it,
+ * synchronous=NORMAL (durable at checkpoints, safe against corruption), a busy timeout, and
+ * foreign keys. Refuses a database written by a newer version instead of touching it.
+ */
+export function openSqlite({
+  path,
+  shouldMigrate = true,
+  isReadOnly = false,
+  busyTimeoutMs = 10_000,
+}: SqliteOpenOptions): SqliteConnection {
+  if (!isReadOnly) createPrivateFile(path);
+  let sqlite: Database.Database;
+  try {
+    sqlite = new Database(path, { readonly: isReadOnly, fileMustExist: isReadOnly });
+  } catch (error) {
+    throw new TransportError({
+      code: 'db.open_failed',
+      message: `cannot open the database ${path}: ${(error as Error).message}`,
+      hint: 'Check TRANSPORT_DB and that the directory exists and is writable by this user.',
+      cause: error,
+    });
+  }
+  try {
+    sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    if (!isReadOnly) {
+      sqlite.pragma('journal_mode = WAL');
+      sqlite.pragma('synchronous = NORMAL');
+    }
+    sqlite.pragma('foreign_keys = ON');
+    refuseNewer(appliedMigrations(sqlite), 'sqlite', path);
+    if (shouldMigrate && !isReadOnly)
+      migrate(drizzle(sqlite), { migrationsFolder: migrationsFolder('sqlite') });
+    if (!isReadOnly) tightenModes(path);
+    return sqliteConnection(sqlite, path);
+  } catch (error) {
+    sqlite.close();
+    throw error;
+  }
+}
+
+/** How many migrations this database has applied, and the newest one's time. */
+export function appliedMigrations(sqlite: Database.Database): AppliedMigrations {
+  const exists = sqlite
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'")
+    .get();
+  if (!exists) return { count: 0, newestAt: null };
+  const row = sqlite
+    .prepare('SELECT count(*) AS n, max(created_at) AS at FROM __drizzle_migrations')
+    .get() as { n: number; at: number | null };
+  return { count: row.n, newestAt: row.at };
+}
+
+/** Creates the file (and its directory) private to this user before SQLite first opens it. */
+function createPrivateFile(path: string): void {
+  if (path === ':memory:' || existsSync(path)) return;
+  mkdirSync(dirname(resolve(path)), { recursive: true, mode: 0o700 });
+  closeSync(openSync(path, 'a', 0o600));
+}
+
+/**
+ * SQLite gives -wal and -shm the database file's mode, but a file created by an older version or
+ * copied in by an operator may be wider: bring all three back to 0600.
+ */
+function tightenModes(path: string): void {
+  if (path === ':memory:') return;
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    if (existsSync(file)) chmodSync(file, 0o600);
+  }
+}

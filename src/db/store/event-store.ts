@@ -1,0 +1,98 @@
+import {
+  PROFILE_COLUMNS,
+  type EnvelopeKind,
+  type EventRow,
+  type ProfileRow,
+} from '../schema/index.js';
+import type { Sql } from '../sql.js';
+
+/** A stored event waiting to be applied. */
+export interface PendingEvent {
+  event_id: string;
+  envelope: EnvelopeKind;
+  payload_json: string;
+  attempts: number;
+}
+
+const PROFILE_WRITE = [...PROFILE_COLUMNS, 'event_id', 'updated_at'];
+
+/**
+ * webhook_events and request_profiles. The receiver's transaction is one short group of inserts
+ * before its 2xx; the applier's is one event and its processed mark.
+ */
+export function createEventStore(sql: Sql) {
+  // Only events that said something about the request count: data, or "unavailable".
+  const superseded = `SELECT event_id FROM webhook_events
+    WHERE service_request_id = @request_id AND envelope = 'v2' AND event_id > @event_id
+      AND processed_at IS NOT NULL AND error IS NULL
+      AND (request_status = 'UNAVAILABLE' OR ${sql.dialect.jsonMemberIsObject('payload_json', 'data')})
+    LIMIT 1`;
+  return {
+    /** Stores a delivery; false when its event_id is already stored (a retried delivery). */
+    async insert(row: EventRow): Promise<boolean> {
+      const changes = await sql.run(
+        `INSERT INTO webhook_events (event_id, envelope, event_timestamp, service_request_id,
+           request_status, action, event_type, payload_json, received_at)
+         VALUES (@event_id, @envelope, @event_timestamp, @service_request_id, @request_status,
+           @action, @event_type, @payload_json, @received_at)
+         ON CONFLICT (event_id) DO NOTHING`,
+        row,
+      );
+      return changes > 0;
+    },
+    /** Up to `limit` unprocessed events after `after`, in event_id order. */
+    pending(after: string, limit: number): Promise<PendingEvent[]> {
+      return sql.all<PendingEvent>(
+        `SELECT event_id, envelope, payload_json, attempts FROM webhook_events
+         WHERE processed_at IS NULL AND event_id > @after ORDER BY event_id LIMIT @limit`,
+        { after, limit },
+      );
+    },
+    /** Marks an event done: applied, skipped, or (with `error`) failed for good. */
+    async markProcessed(eventId: string, at: string, error: string | null = null): Promise<void> {
+      await sql.run(
+        `UPDATE webhook_events SET processed_at = @at, error = @error, attempts = attempts + 1
+         WHERE event_id = @event_id`,
+        { event_id: eventId, at, error },
+      );
+    },
+    /** Records a failed attempt; the event stays pending and is tried again. */
+    async markFailed(eventId: string, error: string): Promise<void> {
+      await sql.run(
+        'UPDATE webhook_events SET error = @error, attempts = attempts + 1 WHERE event_id = @event_id',
+        { event_id: eventId, error },
+      );
+    },
+    /** The id of a later v2 event about the request that is already applied, if any. */
+    async supersededBy(requestId: string, eventId: string): Promise<string | undefined> {
+      const row = await sql.get<{ event_id: string }>(superseded, {
+        request_id: requestId,
+        event_id: eventId,
+      });
+      return row?.event_id;
+    },
+    /** Writes a profile unless a later event already wrote it; true when written. */
+    async writeProfile(profile: ProfileRow, eventId: string, updatedAt: string): Promise<boolean> {
+      const changes = await sql.run(
+        `INSERT INTO request_profiles (${PROFILE_WRITE.join(', ')})
+         VALUES (${PROFILE_WRITE.map((c) => `@${c}`).join(', ')})
+         ON CONFLICT (request_id) DO UPDATE SET
+         ${PROFILE_WRITE.slice(1)
+           .map((c) => `${c} = excluded.${c}`)
+           .join(', ')}
+         WHERE excluded.event_id >= request_profiles.event_id`,
+        { ...profile, event_id: eventId, updated_at: updatedAt },
+      );
+      return changes > 0;
+    },
+    /** Events not yet processed. */
+    async pendingCount(): Promise<number> {
+      return (await sql.get<{ n: number }>(
+        'SELECT count(*) AS n FROM webhook_events WHERE processed_at IS NULL',
+      ))!.n;
+    },
+  };
+}
+
+/** The webhook event store's interface. */
+export type EventStore = ReturnType<typeof createEventStore>;

@@ -1,0 +1,126 @@
+import {
+  CONTENT_COLUMNS,
+  LOCATION_MEMBERS,
+  columnNames,
+  requestLocations,
+  type LocationRow,
+  type RequestContent,
+  type RequestRow,
+} from '../schema/index.js';
+import type { Dialect } from '../sql.js';
+
+/*
+ * The request store's SQL and the row helpers its write paths share (the detail write and the
+ * partial write of webhooks). Built from the table description, in the SQL both engines speak.
+ */
+
+/** A requests row as the store reads it back before writing. */
+export type StoredRow = Omit<RequestRow, 'source' | 'raw_json'>;
+
+/** The requests columns, in table order. */
+const REQUEST_COLUMNS = [
+  'request_id',
+  ...CONTENT_COLUMNS,
+  'unavailable_at',
+  'synced_at',
+  'read_at',
+  'first_seen_at',
+  'source',
+  'content_hash',
+  'raw_json',
+] as const satisfies readonly (keyof RequestRow)[];
+
+const LOCATION_COLUMNS = columnNames(requestLocations);
+const SUMMARY_COLUMNS =
+  'request_id, list_state, event_dt_utc, last_updated_timestamp_utc, unavailable_at, read_at';
+const list = (columns: readonly string[], prefix = '') =>
+  columns.map((column) => `${prefix}${column}`).join(', ');
+const setExcluded = (columns: readonly string[]) =>
+  columns.map((column) => `${column} = excluded.${column}`).join(', ');
+
+/** Roles whose location was added, removed or differs in any member but the id. */
+export function changedRoles(
+  stored: LocationRow[],
+  incoming: LocationRow[],
+): LocationRow['role'][] {
+  const key = (row: LocationRow | undefined) =>
+    row ? JSON.stringify(LOCATION_MEMBERS.map((member) => row[member])) : null;
+  return (['pickup', 'destination'] as const).filter(
+    (role) =>
+      key(stored.find((row) => row.role === role)) !==
+      key(incoming.find((row) => row.role === role)),
+  );
+}
+
+/** Content columns whose stored and merged values differ. */
+export function diffColumns(stored: StoredRow, merged: RequestContent): string[] {
+  return CONTENT_COLUMNS.filter((column) => stored[column] !== merged[column]);
+}
+
+/** JSON of the named columns' values, for the change log. */
+export function pick(row: object, columns: readonly string[]): string {
+  const values = row as Record<string, unknown>;
+  return JSON.stringify(
+    Object.fromEntries(columns.map((column) => [column, values[column] ?? null])),
+  );
+}
+
+/** The statements of the request store, for one dialect. */
+export function requestSql(dialect: Dialect) {
+  const stored = REQUEST_COLUMNS.filter((c) => c !== 'source' && c !== 'raw_json');
+  return {
+    selectRow: `SELECT ${list(stored)} FROM requests WHERE request_id = @id${dialect.forUpdate}`,
+    summary: `SELECT ${SUMMARY_COLUMNS} FROM requests WHERE request_id = @id`,
+    // The stored row is exactly this observation: same text, same list state, available, and
+    // no quarantined copy waiting to be cleared.
+    isSameRaw: `SELECT 1 AS same FROM requests WHERE request_id = @request_id
+      AND raw_json = @raw_json AND list_state = @list_state AND unavailable_at IS NULL
+      AND NOT EXISTS (SELECT 1 FROM quarantine WHERE quarantine.request_id = @request_id)`,
+    summariesInWindow: `SELECT ${SUMMARY_COLUMNS} FROM requests
+      WHERE event_dt_utc BETWEEN @from AND @to`,
+    upsertRequest: `INSERT INTO requests (${list(REQUEST_COLUMNS)})
+      VALUES (${list(REQUEST_COLUMNS, '@')})
+      ON CONFLICT (request_id) DO UPDATE SET ${setExcluded(REQUEST_COLUMNS.slice(1))}`,
+    // A re-read that found nothing new still moves the read time: it may settle the row.
+    setReadAt: 'UPDATE requests SET read_at = @read_at WHERE request_id = @request_id',
+    setUnavailable:
+      'UPDATE requests SET unavailable_at = @unavailable_at WHERE request_id = @request_id',
+    // Partial writes keep raw_json and content_hash unless the content changed (is_changed).
+    upsertPartial: `INSERT INTO requests (${list(REQUEST_COLUMNS)})
+      VALUES (${REQUEST_COLUMNS.map((c) =>
+        ['unavailable_at', 'content_hash', 'read_at'].includes(c) ? 'NULL' : `@${c}`,
+      ).join(', ')})
+      ON CONFLICT (request_id) DO UPDATE SET ${setExcluded(CONTENT_COLUMNS)},
+        unavailable_at = NULL, synced_at = excluded.synced_at, source = excluded.source,
+        content_hash = CASE WHEN @is_changed = 1 THEN NULL ELSE requests.content_hash END,
+        raw_json = CASE WHEN @is_changed = 1 THEN excluded.raw_json ELSE requests.raw_json END`,
+    selectLocations: `SELECT ${list(LOCATION_COLUMNS)} FROM request_locations
+      WHERE request_id = @id`,
+    deleteLocation: 'DELETE FROM request_locations WHERE request_id = @id AND role = @role',
+    deleteLocations: 'DELETE FROM request_locations WHERE request_id = @id',
+    insertLocation: `INSERT INTO request_locations (${list(LOCATION_COLUMNS)})
+      VALUES (${list(LOCATION_COLUMNS, '@')})`,
+    deleteFields: 'DELETE FROM request_fields WHERE request_id = @id',
+    insertField: `INSERT INTO request_fields (request_id, scope, name, value_json)
+      VALUES (@request_id, @scope, @name, @value_json)`,
+    upsertAccountName: `INSERT INTO accounts (account_id, name, updated_at)
+      VALUES (@account_id, @name, @updated_at)
+      ON CONFLICT (account_id) DO UPDATE SET name = excluded.name, updated_at = excluded.updated_at
+      WHERE accounts.name IS DISTINCT FROM excluded.name`,
+    // exclude_facilities answers carry facilities null: that is not news, keep what was stored.
+    upsertAccount: `INSERT INTO accounts (account_id, name, service_levels_json, facilities_json, updated_at)
+      VALUES (@account_id, @name, @service_levels_json, @facilities_json, @updated_at)
+      ON CONFLICT (account_id) DO UPDATE SET name = excluded.name,
+        service_levels_json = excluded.service_levels_json,
+        facilities_json = COALESCE(excluded.facilities_json, accounts.facilities_json),
+        updated_at = excluded.updated_at`,
+    upsertFacility: `INSERT INTO facilities (facility_id, name, account_id, updated_at)
+      VALUES (@facility_id, @name, @account_id, @updated_at)
+      ON CONFLICT (facility_id) DO UPDATE SET name = excluded.name,
+        account_id = excluded.account_id, updated_at = excluded.updated_at`,
+    insertChange: `INSERT INTO request_changes (request_id, observed_at, kind, source,
+        changed_columns, old_state, new_state, old_values_json, new_values_json)
+      VALUES (@request_id, @observed_at, @kind, @source, @changed_columns, @old_state,
+        @new_state, @old_values_json, @new_values_json)`,
+  };
+}
