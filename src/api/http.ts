@@ -15,11 +15,9 @@ import { pathOf } from './urls.js';
  *   every transient failure is retried: 429, 500/502/503/504, network errors, timeouts, and a
  *   2xx whose JSON body is truncated or unparsable.
  * - `safe-only`: provider actions (accept, decline, state, change-request, best-time,
- *   locations). A repeat after the service processed the first one is not harmless: a repeated
- *   accept or decline answers 403 "not available" although the first one succeeded (the caller
- *   would record a failure for an action that happened), a repeated location batch stores every
- *   sample twice, a repeated change request or state update may be recorded twice. So these are
- *   retried only when the service certainly did not process the request:
+ *   locations). A repeat after the service processed the first one is not harmless (what each
+ *   repeat does at the service is in docs/outbox.md, with the delivery guarantee this serves), so
+ *   these are retried only when the service certainly did not process the request:
  *     - the connection was never established (refused, DNS, unreachable, connect timeout);
  *     - 429: rate limiting rejects a request before it is handled;
  *     - 503 with Retry-After: the explicit "not served, come back later" of maintenance and load

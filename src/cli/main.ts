@@ -21,7 +21,7 @@ import { syncCommand } from './sync.js';
 import { packageVersion } from './version.js';
 
 /** Every command, in the order `help` lists them. */
-const COMMANDS: Command[] = [
+export const COMMANDS: Command[] = [
   runCommand,
   syncCommand,
   backfillCommand,
@@ -53,7 +53,7 @@ ${lines.join('\n')}
   help       Show this help, a command's (help <command>), or the settings (help config)
   version    Print the version
 
-Configuration comes from environment variables (see the README's configuration table).
+Configuration comes from environment variables (see docs/configuration.md).
 Exit codes: 0 ok, 1 failure, 2 bad usage or configuration.`;
 }
 

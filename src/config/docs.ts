@@ -1,6 +1,6 @@
 import { SETTINGS } from './settings.js';
 
-/** The README's configuration table, generated from the settings table. */
+/** The configuration table of docs/configuration.md, generated from the settings table. */
 export function configMarkdownTable(): string {
   const rows = Object.values(SETTINGS).map((setting) => {
     const fallback =

@@ -1,0 +1,75 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../src/cli/main.js';
+import { configMarkdownTable } from '../../src/config/index.js';
+import { openDatabase } from '../../src/db/open.js';
+
+const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+
+/** The rows of the markdown tables in `text`, each as its trimmed cells (separator rows left out). */
+function cells(text: string): string[][] {
+  // Compared cell by cell: a formatter may align the columns.
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('|') && !/^\|[-\s|]+\|$/.test(line))
+    .map((line) => line.split(/(?<!\\)\|/).map((cell) => cell.trim()));
+}
+
+/** The text of `text` from the heading `heading` to the next heading of the same level. */
+function section(text: string, heading: string): string {
+  const start = text.indexOf(`\n${heading}\n`);
+  if (start < 0) return '';
+  const level = heading.split(' ')[0];
+  const end = text.indexOf(`\n${level} `, start + heading.length + 1);
+  return text.slice(start, end < 0 ? undefined : end);
+}
+
+describe('docs/configuration.md', () => {
+  it('carries the configuration table generated from the settings', () => {
+    const doc = read('docs/configuration.md');
+    const start = doc.indexOf('<!-- config-table:start');
+    const end = doc.indexOf('<!-- config-table:end -->');
+    expect(start, 'docs/configuration.md lacks the config-table markers').toBeGreaterThan(-1);
+    expect(end, 'docs/configuration.md lacks the config-table markers').toBeGreaterThan(start);
+    expect(
+      cells(doc.slice(start, end)),
+      'regenerate the table in docs/configuration.md: npm run build && node scripts/update-config-doc.mjs',
+    ).toEqual(cells(configMarkdownTable()));
+  });
+});
+
+describe('docs/database.md', () => {
+  it('documents every table, view and column of a freshly migrated database', async () => {
+    const doc = read('docs/database.md');
+    const db = await openDatabase({ path: ':memory:' });
+    const relations = db.sqlite
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__drizzle%'",
+      )
+      .all() as { name: string }[];
+    const missing: string[] = [];
+    for (const { name } of relations) {
+      if (!doc.includes(`\`${name}\``)) missing.push(name);
+      for (const column of db.sqlite.prepare(`PRAGMA table_info(${name})`).all() as {
+        name: string;
+      }[]) {
+        if (!doc.includes(`\`${column.name}\``)) missing.push(`${name}.${column.name}`);
+      }
+    }
+    await db.close();
+    expect(missing, 'document these in docs/database.md').toEqual([]);
+  });
+});
+
+describe('the README', () => {
+  it('names every command of the CLI in its command table', () => {
+    const rows = cells(section(read('README.md'), '## Commands'));
+    const commandCells = rows.map((row) => row[1] ?? '');
+    const names = [...COMMANDS.map((command) => command.name), 'help', 'version'];
+    const missing = names.filter(
+      (name) =>
+        !commandCells.some((cell) => new RegExp(`^\`transport-sync ${name}[\\s\`]`).test(cell)),
+    );
+    expect(missing, "add these to the README's command table").toEqual([]);
+  });
+});
