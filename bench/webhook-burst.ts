@@ -61,7 +61,7 @@ const agent = new Agent({ connections: workerData.connections });
 `;
 
 const dir = mkdtempSync(join(tmpdir(), 'webhook-burst-'));
-const db = await openDatabase({ path: join(dir, 'bench.db') });
+const db = await openDatabase({ location: join(dir, 'bench.db') });
 const store = createStore({ db, clock: systemClock });
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const keyFile = join(dir, 'public.pem');
@@ -122,9 +122,9 @@ const times = results.map(([, ms]) => ms).sort((a, b) => a - b);
 const singleTimes = [...single].sort((a, b) => a - b);
 const at = (p: number) => pct(times, p);
 const ok = results.filter(([status]) => status >= 200 && status < 300).length;
-const stored = (
-  db.sqlite.prepare('SELECT count(*) AS n FROM webhook_events').get() as { n: number }
-).n;
+const stored = (await db.read((sql) =>
+  sql.get<{ n: number }>('SELECT count(*) AS n FROM webhook_events'),
+))!.n;
 console.log(
   [
     `deliveries ${events} over ${connections} connections (${requests} requests, ${Math.round(bodies[0]!.length / 100) / 10} kB each)`,

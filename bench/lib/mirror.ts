@@ -1,12 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { drizzle } from 'drizzle-orm/better-sqlite3';
-import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { createServiceClient, type ServiceClient } from '../../src/api/index.js';
 import type { Clock } from '../../src/clock.js';
 import { LIST_CHUNK_REQUESTS } from '../../src/daemon/context.js';
-import { openDatabase, type MirrorDb } from '../../src/db/open.js';
+import type { SqliteConnection } from '../../src/db/sqlite/connection.js';
+import { openSqlite } from '../../src/db/sqlite/open.js';
 import { createStore, type Store } from '../../src/db/store.js';
 import { silentLogger } from '../../src/log.js';
 import { planBackfill, runBackfill, type BackfillResult } from '../../src/sync/backfill.js';
@@ -14,7 +13,6 @@ import { createCallTally, type CallTally } from '../../src/sync/call-tally.js';
 import { runPollCycle, type CycleResult, type PollDeps } from '../../src/sync/poll.js';
 import type { SyncClient } from '../../src/sync/ports.js';
 import { pollWindow } from '../../src/sync/window.js';
-import { repoRoot } from './paths.js';
 
 /** The poll settings the daemon uses by default (config defaults), with concurrency 8. */
 export const POLL_SETTINGS: PollDeps['settings'] = {
@@ -40,16 +38,13 @@ export function benchWindow(): { fromMs: number; toMs: number } {
 
 /** A fresh database file in its own temporary directory, migrated. */
 export async function openTempDatabase(): Promise<{
-  db: MirrorDb;
+  db: SqliteConnection;
   path: string;
   remove(): Promise<void>;
 }> {
   const dir = mkdtempSync(join(tmpdir(), 'transport-sync-bench-'));
   const path = join(dir, 'mirror.db');
-  // The bench's compiled copy of src/ lives elsewhere than dist/, so apply the repository's
-  // migrations explicitly rather than through the path openDatabase derives from its own file.
-  const db = await openDatabase({ path, shouldMigrate: false });
-  migrate(drizzle(db.sqlite), { migrationsFolder: join(repoRoot(), 'drizzle', 'sqlite') });
+  const db = openSqlite({ path });
   return {
     db,
     path,
@@ -68,7 +63,7 @@ export interface DetailSpan {
 
 /** A real mirror (SQLite file, real client) polling the simulator at `url`. */
 export interface BenchMirror {
-  db: MirrorDb;
+  db: SqliteConnection;
   store: Store;
   client: ServiceClient;
   calls: CallTally;

@@ -1,6 +1,6 @@
 import { loadConfig } from '../config/index.js';
 import { readIntakeGapsReport, type IntakeGapsReport } from '../ops/intake.js';
-import { openMigratedForWriting } from '../db/open.js';
+import { openMigratedForWriting, targetOf } from '../db/open.js';
 import { createStore } from '../db/store.js';
 import { systemClock } from '../clock.js';
 import { DB_FLAG, EXIT, parseCommandArgs, type Command } from './command.js';
@@ -29,7 +29,7 @@ Exit codes: 0 none unreviewed (or all acknowledged with --ack), 1 some unreviewe
       needsService: false,
       overrides: { dbPath: values.db },
     });
-    const db = await openMigratedForWriting(config.dbPath);
+    const db = await openMigratedForWriting(targetOf(config));
     try {
       let acknowledged = 0;
       if (values.ack) {

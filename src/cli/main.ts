@@ -4,6 +4,7 @@ import { backfillCommand } from './backfill.js';
 import { backupCommand } from './backup.js';
 import { bestTimeCommand } from './best-time.js';
 import { changeRequestCommand } from './change-request.js';
+import { copyCommand } from './copy.js';
 import { declineCommand } from './decline.js';
 import { demoCommand } from './demo.js';
 import { doctorCommand } from './doctor.js';
@@ -37,6 +38,7 @@ export const COMMANDS: Command[] = [
   backupCommand,
   pruneCommand,
   migrateCommand,
+  copyCommand,
   demoCommand,
   simulatorCommand,
 ];

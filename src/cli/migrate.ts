@@ -1,5 +1,5 @@
 import { loadConfig } from '../config/index.js';
-import { knownSchemaVersion, openDatabase, schemaVersion } from '../db/open.js';
+import { knownSchemaVersion, openDatabase, schemaVersion, targetOf } from '../db/open.js';
 import { DB_FLAG, EXIT, parseCommandArgs, type Command } from './command.js';
 
 /** `transport-sync migrate`: applies pending migrations and reports the schema version. */
@@ -17,7 +17,7 @@ the same at start; run this before an upgrade's first start to see the result se
       needsService: false,
       overrides: { dbPath: values.db },
     });
-    const db = await openDatabase({ path: config.dbPath });
+    const db = await openDatabase(targetOf(config));
     try {
       const version = await schemaVersion(db);
       io.stdout.write(

@@ -1,5 +1,5 @@
 import { loadConfig } from '../config/index.js';
-import { openMigratedForWriting } from '../db/open.js';
+import { openMigratedForWriting, targetOf } from '../db/open.js';
 import { pruneCutoff, pruneHistory } from '../ops/retention.js';
 import { DB_FLAG, EXIT, parseCommandArgs, parseIntegerFlag, type Command } from './command.js';
 
@@ -24,7 +24,7 @@ the daemon runs, which also prunes once a day.`,
       max: 36_500,
       fallback: config.retentionDays,
     });
-    const db = await openMigratedForWriting(config.dbPath);
+    const db = await openMigratedForWriting(targetOf(config));
     try {
       const now = Date.now();
       const counts = await pruneHistory({ db, retentionDays: days, now });

@@ -93,8 +93,11 @@ function parseWebhookFlags(
     if (caFile !== undefined) throw usageError('--webhook-ca-file needs --webhook-url');
     return undefined;
   }
-  if (!url || !/^https?:\/\/[^\s]+$/.test(url) || !URL.canParse(url)) {
-    throw usageError(`--webhook-url must be an http(s) URL, got "${url ?? ''}"`);
+  const urls = (url ?? '').split(',');
+  if (!url || urls.some((part) => !/^https?:\/\/[^\s]+$/.test(part) || !URL.canParse(part))) {
+    throw usageError(
+      `--webhook-url must be an http(s) URL, or several comma-separated, got "${url ?? ''}"`,
+    );
   }
   if (!publicKeyFile) {
     throw usageError(

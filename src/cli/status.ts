@@ -1,6 +1,6 @@
 import { loadConfig } from '../config/index.js';
 import { parseCronPattern } from '../daemon/scheduler.js';
-import { openForReading } from '../db/open.js';
+import { openForReading, targetOf } from '../db/open.js';
 import { readStatus, type StatusReport, type StatusRun } from '../ops/status.js';
 import { DB_FLAG, EXIT, parseCommandArgs, parseIntegerFlag, type Command } from './command.js';
 
@@ -34,7 +34,7 @@ service's retries not yet acknowledged (transport-sync gaps --ack), 2 bad usage 
       overrides: { dbPath: values.db },
     });
     const pollCron = parseCronPattern(config.pollCron);
-    const db = await openForReading(config.dbPath);
+    const db = await openForReading(targetOf(config));
     let report: StatusReport;
     try {
       report = await readStatus({
@@ -84,6 +84,7 @@ export function formatStatus(report: StatusReport): string {
     `  webhook events  ${report.webhook_events.received} received, ${report.webhook_events.pending} pending, ${report.webhook_events.failed} failed`,
     `  outbox          ${report.outbox.pending} pending, ${report.outbox.failed} failed`,
     `  database        ${report.database_path} (${formatBytes(report.database_bytes)}, WAL ${formatBytes(report.wal_bytes)}), schema version ${report.schema_version} of ${report.known_schema_version}`,
+    `  daemons         ${formatCluster(report)}`,
   ];
   if (report.webhook_silence.is_silent)
     lines.push(
@@ -110,6 +111,17 @@ function formatGaps({ intake_gaps: gaps }: StatusReport): string[] {
       lines.push(`      at risk (${gap.requests_at_risk}): ${gap.request_ids.join(' ')}`);
   }
   return lines;
+}
+
+function formatCluster({ cluster }: StatusReport): string {
+  if (cluster.members.length === 0) return 'none running';
+  const members = cluster.members
+    .map((m) => `${m.host} pid ${m.pid}${m.is_leader ? ' (leader)' : ''}`)
+    .join(', ');
+  const leader = cluster.leader
+    ? `leader since ${cluster.leader.since}`
+    : 'NO LEADER: nobody polls, applies events or drains the outbox';
+  return `${cluster.members.length}: ${members}; ${leader}`;
 }
 
 function formatDrift({ schema_drift: drift }: StatusReport): string {

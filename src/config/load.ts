@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TransportError } from '../errors.js';
 import { SETTINGS, type RequestState, type Setting } from './settings.js';
@@ -10,7 +10,10 @@ export interface Config {
   baseUrl: string;
   clientId: string;
   clientSecret: string;
+  /** TRANSPORT_DB: a SQLite file path or a postgres:// URL (without a password). */
   dbPath: string;
+  /** Where the PostgreSQL password is read from at connect time, when anywhere. */
+  dbPasswordFile?: string;
   windowPastHours: number;
   windowFutureHours: number;
   states: RequestState[];
@@ -84,6 +87,14 @@ export function loadConfig({ env, needsService, overrides = {} }: LoadOptions): 
     else problems.push(describeProblem(definition, source, parsed.error.issues[0]?.message));
   }
 
+  // The PostgreSQL password's file: the setting, else the systemd credential when it exists.
+  const credential = env.CREDENTIALS_DIRECTORY
+    ? join(env.CREDENTIALS_DIRECTORY, 'db_password')
+    : undefined;
+  if (!values.dbPasswordFile && credential && existsSync(credential)) {
+    values.dbPasswordFile = credential;
+  }
+
   if (needsService) {
     const secret = resolveSecret(env, problems);
     if (secret !== undefined) values.clientSecret = secret;
@@ -107,7 +118,9 @@ export function loadConfig({ env, needsService, overrides = {} }: LoadOptions): 
 }
 
 function describeProblem(definition: Setting<unknown>, text: string, issue: string | undefined) {
-  const shown = definition.isSecret ? '' : ` (got "${text.slice(0, 80)}")`;
+  // A URL's password is masked: a misplaced one must not reach a log through this message.
+  const masked = text.replace(/(:\/\/[^:/@]*):[^@/]*@/, '$1:***@');
+  const shown = definition.isSecret ? '' : ` (got "${masked.slice(0, 80)}")`;
   return `${definition.env} ${issue ?? 'is invalid'}${shown}`;
 }
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 /**
  * Every setting in one table: its environment variable, default, description and the zod schema
- * that parses the variable's text. The loader, the CLI and the README's configuration table all
+ * that parses the variable's text. The loader, the CLI and docs/configuration.md's table all
  * read this table, so they cannot disagree.
  */
 export interface Setting<T> {
@@ -41,6 +41,38 @@ const positiveNumber = (max: number) =>
     .regex(/^\d+(\.\d+)?$/, `must be a number from 0 to ${max}`)
     .transform(Number)
     .pipe(z.number().min(0).max(max, `must be at most ${max}`));
+
+/** A PostgreSQL URL: the scheme says so. */
+export function isPostgresUrl(text: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(text);
+}
+
+const databaseLocation = z
+  .string()
+  .min(1, 'must be a file path or a postgres:// URL')
+  .superRefine((text, context) => {
+    if (!isPostgresUrl(text)) return;
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      context.addIssue({ code: 'custom', message: 'is not a valid postgres:// URL' });
+      return;
+    }
+    if (url.password) {
+      context.addIssue({
+        code: 'custom',
+        message:
+          'must not carry a password: put it in TRANSPORT_DB_PASSWORD_FILE, the systemd credential db_password, or PGPASSFILE',
+      });
+    }
+    if (url.pathname.length <= 1) {
+      context.addIssue({
+        code: 'custom',
+        message: 'must name the database: postgres://user@host/database',
+      });
+    }
+  });
 
 /** Request states the mirror can poll; `awaiting` comes only from the full list. */
 export const REQUEST_STATES = ['awaiting', 'accepted', 'completed', 'canceled'] as const;
@@ -143,7 +175,14 @@ export const SETTINGS = {
   dbPath: setting({
     env: 'TRANSPORT_DB',
     defaultText: './data/transport-sync.db',
-    description: 'Path of the SQLite database (created with mode 0600).',
+    description:
+      'The mirror: a SQLite file path (created with mode 0600), or a PostgreSQL URL postgres://user@host:port/database (the password never goes here: TRANSPORT_DB_PASSWORD_FILE, the systemd credential `db_password`, or PGPASSFILE).',
+    schema: databaseLocation,
+  }),
+  dbPasswordFile: setting({
+    env: 'TRANSPORT_DB_PASSWORD_FILE',
+    description:
+      "File holding the PostgreSQL role's password (surrounding white space ignored). Without it, the systemd credential `db_password` ($CREDENTIALS_DIRECTORY/db_password) is used when present, else PostgreSQL's own PGPASSFILE (~/.pgpass).",
     schema: z.string().min(1, 'must be a file path'),
   }),
   windowPastHours: setting({

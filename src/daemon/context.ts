@@ -5,7 +5,7 @@ import {
 } from '../api/index.js';
 import { systemClock, type Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
-import { openDatabase, type MirrorDb } from '../db/open.js';
+import { openDatabase, targetOf, type MirrorDb } from '../db/open.js';
 import { createStore, type Store } from '../db/store.js';
 import { createRateLimitedLogger, type Logger } from '../log.js';
 import { createCallTally, type CallTally } from '../sync/call-tally.js';
@@ -43,7 +43,7 @@ export async function createSyncContext({
   /** The client's metric hooks (ops/metrics); the call tally is always fed. */
   hooks?: Pick<ServiceClientOptions, 'onCall' | 'onRetry' | 'onRateLimitedMs'>;
 }): Promise<SyncContext> {
-  const db = await openDatabase({ path: config.dbPath });
+  const db = await openDatabase(targetOf(config));
   const store = createStore({ db, clock, log });
   const calls = createCallTally();
   const client = createServiceClient({

@@ -27,6 +27,7 @@ export async function startIntakeLedger({
   log,
   alarmSeconds,
   resumedAt,
+  minGapMs = 0,
   intervalMs = HEARTBEAT_INTERVAL_MS,
 }: {
   store: Store;
@@ -39,6 +40,8 @@ export async function startIntakeLedger({
    * on a mirror that holds everything intake received.
    */
   resumedAt?: string;
+  /** Stretches shorter than this are no gap (other daemons on a shared database kept beating). */
+  minGapMs?: number;
   intervalMs?: number;
 }) {
   let failingSince: string | null = null;
@@ -92,7 +95,7 @@ export async function startIntakeLedger({
   // The stretch since the last heartbeat of the previous run, if there was one.
   const last = await store.read((tx) => tx.state.get(INTAKE_HEARTBEAT_KEY));
   const now = resumedAt ?? store.now();
-  if (last && last < now) {
+  if (last && Date.parse(now) - Date.parse(last) > minGapMs) {
     try {
       await record(last, now, 'daemon_down');
     } catch (error) {

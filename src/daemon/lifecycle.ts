@@ -2,15 +2,14 @@ import { redactConfig, type Config } from '../config/index.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createDaemonOps } from '../ops/index.js';
-import { isoFromMs } from '../time.js';
-import { runPollCycle, type CycleResult } from '../sync/poll.js';
+import type { CycleResult } from '../sync/poll.js';
+import { startWebhookReceiver } from '../webhooks/index.js';
 import { createSyncContext, type SyncContext } from './context.js';
-import { acquireOwnerLease } from './owner-lease.js';
-import { startOutboxDrainer } from '../outbox/index.js';
-import { startWebhookService } from '../webhooks/index.js';
-import { startIntakeLedger, type IntakeLedger } from './intake-ledger.js';
+import { HEARTBEAT_INTERVAL_MS, startIntakeLedger, type IntakeLedger } from './intake-ledger.js';
+import { startLeaderDuties, type LeaderDuties } from './leader-duties.js';
+import { startLeadership } from './leadership.js';
 import { createPollGate } from './poll-gate.js';
-import { createScheduler, parseCronPattern } from './scheduler.js';
+import { parseCronPattern } from './scheduler.js';
 
 /** How long a graceful stop may take before the process is ended regardless. */
 export const SHUTDOWN_DEADLINE_MS = 10_000;
@@ -39,9 +38,11 @@ export interface Daemon {
 }
 
 /**
- * Starts the daemon: database open and migrated, the scheduler polling on its cron pattern, the
- * outbox drainer, the monitoring endpoint and the webhook receiver when configured. Releasers run
- * in reverse order of acquisition at stop. A part that cannot start stops the others and throws.
+ * Starts the daemon: database open and migrated, the monitoring endpoint and the webhook
+ * receiver when configured, then its part in the leadership: the leader (the only daemon on
+ * SQLite; one of several on PostgreSQL) polls, applies events, drains the outbox and prunes.
+ * Releasers run in reverse order of acquisition at stop. A part that cannot start stops the
+ * others and throws.
  */
 export async function startDaemon({
   config,
@@ -66,69 +67,7 @@ export async function startDaemon({
   const ops = createDaemonOps({ config, log, env });
   const context = await createSyncContext({ config, log, hooks: ops.metrics });
   const releasers: (() => Promise<void> | void)[] = [() => context.close()];
-  try {
-    const lease = await acquireOwnerLease({
-      store: context.store,
-      clock: context.clock,
-      log,
-      onLost: () => {
-        log.error('another daemon took over this database; stopping');
-        void stop();
-      },
-    });
-    releasers.push(() => lease.release());
-  } catch (error) {
-    await context.close();
-    throw error;
-  }
-
   const { store } = context;
-  // Runs left 'running' by a killed process (a daemon, or a one-shot sync) are closed once they
-  // are older than any live cycle can be.
-  const closeAbandonedRuns = async () => {
-    const before = isoFromMs(context.clock.now() - config.cycleDeadlineMs);
-    const closed = await store.transaction((tx) => tx.runs.closeAbandoned(before, tx.now()));
-    if (closed > 0) log.warn({ runs: closed }, 'closed runs left running by a killed process');
-  };
-
-  const gate = await createPollGate({
-    mode: config.pollMode,
-    store,
-    clock: context.clock,
-    log: log.child({ area: 'sync' }),
-  });
-  const scheduler = createScheduler({
-    pattern,
-    deadlineMs: config.cycleDeadlineMs,
-    log: log.child({ area: 'scheduler' }),
-    task: async (signal) => {
-      // Retired polling API: no cycle but the daily probe; the loop still counts as progressing.
-      if (!gate.shouldPoll()) return true;
-      await closeAbandonedRuns();
-      const startedAt = Date.now();
-      const result = await runPollCycle(context.pollDeps, signal);
-      await gate.observe(result);
-      ops.metrics.observeCycle(result, Date.now() - startedAt);
-      await onCycle?.(result, context);
-      return result.isListComplete || result.isPollingRetired;
-    },
-  });
-  if (config.isPollingOn) {
-    scheduler.start();
-    releasers.push(() => scheduler.stop());
-    log.info({ pattern, nextRunAt: scheduler.nextRunAt()?.toISOString() }, 'polling scheduled');
-  } else {
-    log.warn('polling is off (TRANSPORT_POLL=off)');
-  }
-  // Provider actions and GPS samples queued in the outbox tables go out whether or not we poll.
-  const drainer = startOutboxDrainer({
-    store,
-    client: context.client,
-    log,
-    clock: context.clock,
-    intervalMs: config.outboxIntervalMs,
-  });
-  releasers.push(() => drainer.stop());
 
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
@@ -149,24 +88,31 @@ export async function startDaemon({
   };
 
   try {
+    const gate = await createPollGate({
+      mode: config.pollMode,
+      store,
+      clock: context.clock,
+      log: log.child({ area: 'sync' }),
+    });
+    let duties: LeaderDuties | undefined;
     // Pushed before the receiver, so it runs after it at stop; READY=1 is sent at its start.
     releasers.push(() => ops.stop());
     const { routes, isSharedWithWebhooks } = await ops.start({
       db: context.db,
       clock: context.clock,
-      ...(config.isPollingOn && { scheduler }),
+      // A follower polls nothing: the watchdog then checks only that it lives.
+      ...(config.isPollingOn && {
+        progress: { lastProgressAt: () => duties?.lastProgressAt() ?? Date.now() },
+      }),
     });
+    const intake: { ledger?: IntakeLedger } = {};
+    const resumedAt = store.now();
     if (config.webhookListen) {
       // The ledger starts once the receiver listens; a store failure before that has no gap.
-      const intake: { ledger?: IntakeLedger } = {};
-      const resumedAt = store.now();
-      const webhooks = await startWebhookService({
+      const receiver = await startWebhookReceiver({
         config,
         store,
-        client: context.client,
         log,
-        clock: context.clock,
-        pollingIsOn: gate.isPolling(),
         ...(isSharedWithWebhooks && { fallback: routes }),
         onOutcome: (outcome) => {
           ops.metrics.recordWebhook(outcome);
@@ -174,16 +120,49 @@ export async function startDaemon({
         },
         onStoreHealth: (isStoring) =>
           isStoring ? intake.ledger?.onStored() : intake.ledger?.onStoreFailed(),
+        onStored: () => duties?.wakeApplier(),
       });
       // The last heartbeat is written once the receiver has closed, after the last delivery it
       // stored: the next gap starts where intake really stopped.
       releasers.push(async () => {
-        await webhooks.stop();
+        await receiver.stop();
         await intake.ledger?.stop();
       });
+    } else if (!config.isPollingOn) {
+      log.warn('neither polling nor webhooks: only the outbox is served');
+    }
+    const leadership = await startLeadership({
+      db: context.db,
+      store,
+      clock: context.clock,
+      log,
+      onLead: async () => {
+        duties = startLeaderDuties({
+          config,
+          context,
+          gate,
+          metrics: ops.metrics,
+          log,
+          pattern,
+          onCycle,
+          onWebhook,
+        });
+      },
+      onFollow: async () => {
+        const leaving = duties;
+        duties = undefined;
+        await leaving?.stop();
+      },
+      onOusted: () => {
+        log.error('another daemon took over this database; stopping');
+        void stop();
+      },
+    });
+    releasers.push(() => leadership.stop());
+    if (config.webhookListen) {
       // Events stored before the restart are applied first (bounded, so a failing backlog
       // cannot hold the heartbeat back): a request they bring is then judged at risk too.
-      await waitAtMost(webhooks.idle(), BACKLOG_WAIT_MS);
+      await waitAtMost(duties?.applierIdle() ?? Promise.resolve(), BACKLOG_WAIT_MS);
       if (!stopping) {
         intake.ledger = await startIntakeLedger({
           store,
@@ -191,10 +170,10 @@ export async function startDaemon({
           log: log.child({ area: 'webhooks' }),
           alarmSeconds: config.intakeGapAlarmSeconds,
           resumedAt,
+          // Other daemons on the database keep the heartbeat: a restart among them is no gap.
+          ...(context.db.engine === 'postgres' && { minGapMs: 2 * HEARTBEAT_INTERVAL_MS }),
         });
       }
-    } else if (!config.isPollingOn) {
-      log.warn('neither polling nor webhooks: only the outbox is served');
     }
   } catch (error) {
     await stop();

@@ -18,4 +18,12 @@ export const DB_ERROR_CODES = {
   'db.open_failed': 'failure',
   /** The PostgreSQL server cannot be reached. */
   'db.unreachable': 'failure',
+  /** copy --to: the target holds an unfinished copy of another mirror. */
+  'copy.target_busy': 'failure',
+  /** copy --to: the target already holds a mirror. */
+  'copy.target_not_empty': 'failure',
+  /** copy --to: a daemon still writes the source. */
+  'copy.source_in_use': 'failure',
+  /** copy --to: the target is not a PostgreSQL URL, or the source is not SQLite. */
+  'copy.engines': 'usage',
 } as const;

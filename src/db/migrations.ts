@@ -1,12 +1,23 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TransportError } from '../errors.js';
 import type { Engine } from './sql.js';
 
-/** The migrations of an engine: drizzle/<engine>/ at the package root, from src/db or dist/db. */
+/**
+ * The migrations of an engine: drizzle/<engine>/ at the package root, found upwards from this
+ * file (src/db, dist/db, or a compiled copy deeper down such as the benchmark's).
+ */
 export function migrationsFolder(engine: Engine): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), '../../drizzle', engine);
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = resolve(dir, 'drizzle', engine);
+    if (existsSync(resolve(candidate, 'meta/_journal.json'))) return candidate;
+    const up = dirname(dir);
+    if (up === dir)
+      return resolve(dirname(fileURLToPath(import.meta.url)), '../../drizzle', engine);
+    dir = up;
+  }
 }
 
 /** Migrations this version knows for an engine, in order. */

@@ -1,31 +1,67 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { TransportError } from '../errors.js';
 import { knownMigrations } from './migrations.js';
+import type { PostgresConnection } from './postgres/connection.js';
+import { appliedPostgresMigrations, openPostgres } from './postgres/open.js';
 import type { Connection } from './sql.js';
-import { appliedMigrations, openSqlite } from './sqlite/open.js';
 import type { SqliteConnection } from './sqlite/connection.js';
+import { appliedMigrations, openSqlite } from './sqlite/open.js';
 
-/** An open mirror database. */
-export type MirrorDb = SqliteConnection;
+/** An open mirror database, on either engine. */
+export type MirrorDb = SqliteConnection | PostgresConnection;
+
+/** Where the mirror is: TRANSPORT_DB, and where a PostgreSQL password is read from. */
+export interface DatabaseTarget {
+  /** A SQLite file path, or a postgres:// URL without a password. */
+  location: string;
+  /** A file holding the PostgreSQL role's password (TRANSPORT_DB_PASSWORD_FILE, a credential). */
+  passwordFile?: string;
+}
 
 /** How to open the mirror. */
-export interface OpenOptions {
-  /** TRANSPORT_DB: a file path. */
-  path: string;
+export interface OpenOptions extends DatabaseTarget {
   /** Apply pending migrations (the daemon and `migrate` do; `status` only reads). */
   shouldMigrate?: boolean;
   isReadOnly?: boolean;
   busyTimeoutMs?: number;
 }
 
+/** A postgres:// or postgresql:// URL names a PostgreSQL mirror; anything else is a file. */
+export function isPostgresLocation(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
+
 /** Opens the mirror, migrating it unless told not to; refuses one a newer version wrote. */
 export async function openDatabase(options: OpenOptions): Promise<MirrorDb> {
-  return openSqlite(options);
+  if (!isPostgresLocation(options.location))
+    return openSqlite({ ...options, path: options.location });
+  return openPostgres({
+    url: options.location,
+    password: readPasswordFile(options.passwordFile),
+    shouldMigrate: options.shouldMigrate,
+    isReadOnly: options.isReadOnly,
+  });
+}
+
+/** The password from its file, trimmed; undefined without a file (PGPASSFILE decides then). */
+export function readPasswordFile(file: string | undefined): string | undefined {
+  if (!file) return undefined;
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new TransportError({
+      code: 'db.open_failed',
+      message: `cannot read the database password file ${file} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`,
+      hint: 'Check TRANSPORT_DB_PASSWORD_FILE (or the credential db_password) and that this user may read it.',
+      cause: error,
+    });
+  }
 }
 
 /** The number of migrations applied to this database (0 for a new one). */
 export async function schemaVersion(db: MirrorDb): Promise<number> {
-  return appliedMigrations(db.sqlite).count;
+  if (db.engine === 'sqlite') return appliedMigrations(db.sqlite).count;
+  return (await appliedPostgresMigrations(db.pool)).count;
 }
 
 /** How many migrations this version knows for the database's engine. */
@@ -49,10 +85,11 @@ export async function requireMigrated(db: MirrorDb): Promise<void> {
 /**
  * Throws `db.missing` when no database file exists at `path`. The operator tools (status, backup,
  * prune, doctor) must not create an empty database where they expected the daemon's: that would
- * hide a wrong TRANSPORT_DB behind an empty, "stale" mirror.
+ * hide a wrong TRANSPORT_DB behind an empty, "stale" mirror. (A PostgreSQL database exists or
+ * the connection says otherwise.)
  */
 export function requireDatabaseFile(path: string): void {
-  if (path !== ':memory:' && existsSync(path)) return;
+  if (isPostgresLocation(path) || path === ':memory:' || existsSync(path)) return;
   throw new TransportError({
     code: 'db.missing',
     message: `no database at ${path}`,
@@ -61,18 +98,18 @@ export function requireDatabaseFile(path: string): void {
 }
 
 /** Opens an existing database read-only: no migration, no pragma that writes, no mode change. */
-export async function openForReading(path: string): Promise<MirrorDb> {
-  requireDatabaseFile(path);
-  return openDatabase({ path, isReadOnly: true, shouldMigrate: false });
+export async function openForReading(target: DatabaseTarget): Promise<MirrorDb> {
+  requireDatabaseFile(target.location);
+  return openDatabase({ ...target, isReadOnly: true, shouldMigrate: false });
 }
 
 /**
  * Opens an existing database for writing without migrating it, and refuses one whose schema is
  * behind this version's: pruning or repairing half-migrated tables could go wrong silently.
  */
-export async function openMigratedForWriting(path: string): Promise<MirrorDb> {
-  requireDatabaseFile(path);
-  const db = await openDatabase({ path, shouldMigrate: false });
+export async function openMigratedForWriting(target: DatabaseTarget): Promise<MirrorDb> {
+  requireDatabaseFile(target.location);
+  const db = await openDatabase({ ...target, shouldMigrate: false });
   try {
     await requireMigrated(db);
   } catch (error) {
@@ -80,4 +117,12 @@ export async function openMigratedForWriting(path: string): Promise<MirrorDb> {
     throw error;
   }
   return db;
+}
+
+/** The database target a configuration names. */
+export function targetOf(config: { dbPath: string; dbPasswordFile?: string }): DatabaseTarget {
+  return {
+    location: config.dbPath,
+    ...(config.dbPasswordFile !== undefined && { passwordFile: config.dbPasswordFile }),
+  };
 }

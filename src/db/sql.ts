@@ -29,6 +29,25 @@ export interface Dialect {
   jsonMemberIsObject(column: string, member: string): string;
   /** Appended to a SELECT of rows the transaction is about to rewrite (row locks on PostgreSQL). */
   readonly forUpdate: string;
+  /** Whether text can hold U+0000 (NUL): SQLite's can, PostgreSQL's text and jsonb cannot. */
+  readonly isNulStorable: boolean;
+}
+
+/** JSON text holds a NUL as the escape \u0000; `\\u0000` is an escaped backslash, not a NUL. */
+const NUL_ESCAPE = /(?<!\\)((?:\\\\)*)\\u0000/g;
+
+/** Whether JSON text holds a NUL character anywhere in its strings. */
+export function jsonHasNul(json: string): boolean {
+  NUL_ESCAPE.lastIndex = 0;
+  return NUL_ESCAPE.test(json);
+}
+
+/**
+ * JSON text whose NUL characters read as the six characters \u0000: for a copy kept for people
+ * to look at (quarantine, a webhook payload) on an engine that cannot store NUL.
+ */
+export function jsonWithNulSpelledOut(json: string): string {
+  return json.replace(NUL_ESCAPE, '$1\\\\u0000');
 }
 
 /** Options of a read. */
@@ -40,6 +59,7 @@ export interface ReadOptions {
 /** An open mirror database, on either engine. */
 export interface Connection {
   readonly engine: Engine;
+  readonly dialect: Dialect;
   /** Where it is, fit for logs and messages: a file path, or a URL without its password. */
   readonly location: string;
   /**

@@ -15,10 +15,9 @@ import {
 import { createMetrics, type Metrics } from './metrics.js';
 import { registerDbGauges } from './metrics-db.js';
 import { createSystemdNotifier, type SystemdNotifier } from './notify.js';
-import { startDailyPrune } from './retention.js';
 import { createProgressCheck, startWatchdog } from './watchdog.js';
 
-/** The part of the scheduler the watchdog watches. */
+/** What the watchdog watches: the poll scheduler's progress. */
 export interface ProgressSource {
   lastProgressAt(): number;
 }
@@ -29,17 +28,16 @@ export interface DaemonOps {
   metrics: Metrics;
   notifier: SystemdNotifier;
   /**
-   * Once the database is open and migrated and the scheduler started: the database gauges, the
-   * monitoring endpoint (when TRANSPORT_HTTP_LISTEN is set), the daily prune, the watchdog, and
-   * finally READY=1. Resolves to the endpoint's URL, if it listens; rejects when it cannot.
+   * Once the database is open and migrated: the database gauges, the monitoring endpoint (when
+   * TRANSPORT_HTTP_LISTEN is set), the watchdog, and finally READY=1. Resolves to the endpoint's URL, if it listens; rejects when it cannot.
    * When TRANSPORT_HTTP_LISTEN equals TRANSPORT_WEBHOOK_LISTEN it does not listen: the webhook
    * receiver must serve `routes` in front of its own (they answer false for other paths).
    */
   start(deps: {
     db: MirrorDb;
     clock: Clock;
-    /** The poll scheduler; undefined with polling off (the watchdog then checks liveness only). */
-    scheduler?: ProgressSource;
+    /** The poll's progress; undefined with polling off (the watchdog then checks liveness only). */
+    progress?: ProgressSource;
     /** Requests for other paths on the monitoring port (a shared webhook receiver). */
     extraHandler?: FallbackHandler;
   }): Promise<{ url?: string; routes: OpsRoutesHandler; isSharedWithWebhooks: boolean }>;
@@ -68,7 +66,7 @@ export function createDaemonOps({
   return {
     metrics,
     notifier,
-    async start({ db, clock, scheduler, extraHandler }) {
+    async start({ db, clock, progress, extraHandler }) {
       let url: string | undefined;
       registerDbGauges({
         registry: metrics.registry,
@@ -100,17 +98,10 @@ export function createDaemonOps({
       } else if (isSharedWithWebhooks) {
         olog.info('monitoring routes are served by the webhook receiver (same address)');
       }
-      releasers.push(
-        startDailyPrune({
-          db,
-          retentionDays: config.retentionDays,
-          log: log.child({ area: 'retention' }),
-        }),
-      );
       // The scheduler's progress uses Date.now, so the check does too (not the injected clock).
-      const isProgressing = scheduler
+      const isProgressing = progress
         ? createProgressCheck({
-            lastProgressAt: () => scheduler.lastProgressAt(),
+            lastProgressAt: () => progress.lastProgressAt(),
             pollCron: config.pollCron,
             cycleDeadlineMs: config.cycleDeadlineMs,
           })

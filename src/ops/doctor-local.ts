@@ -1,7 +1,10 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SETTINGS } from '../config/index.js';
-import { inspectSqlite } from '../db/sqlite/inspect.js';
+import { isPostgresLocation, readPasswordFile, type DatabaseTarget } from '../db/open.js';
+import { inspectPostgres } from '../db/postgres/inspect.js';
+import { postgresLocation } from '../db/postgres/open.js';
+import { inspectSqlite, type Inspection } from '../db/sqlite/inspect.js';
 import type { CheckResult } from './doctor.js';
 
 /*
@@ -40,8 +43,16 @@ export function checkSecretFile(env: NodeJS.ProcessEnv): CheckResult {
 }
 
 /** The database exists, opens, is migrated to this version, and this user can write it. */
-export function checkDatabase(path: string): CheckResult[] {
-  const found = inspectSqlite(path);
+export async function checkDatabase(target: DatabaseTarget): Promise<CheckResult[]> {
+  const path = target.location;
+  let found: Inspection;
+  try {
+    found = isPostgresLocation(path)
+      ? await inspectPostgres(path, readPasswordFile(target.passwordFile))
+      : inspectSqlite(path);
+  } catch (error) {
+    found = { kind: 'unopenable', error: (error as Error).message };
+  }
   if (found.kind === 'missing') {
     return [
       {
@@ -57,12 +68,14 @@ export function checkDatabase(path: string): CheckResult[] {
       {
         name: 'database',
         status: 'fail',
-        detail: `cannot open ${path}: ${found.error}`,
-        hint: 'Check that the file is an SQLite database and that this user may read it.',
+        detail: `cannot open ${isPostgresLocation(path) ? 'the database' : path}: ${found.error}`,
+        hint: isPostgresLocation(path)
+          ? 'Check that PostgreSQL answers at TRANSPORT_DB, and the role, its password and the database name.'
+          : 'Check that the file is an SQLite database and that this user may read it.',
       },
     ];
   }
-  return [checkSchema(found.schema), checkWritable(found.writeError, path)];
+  return [checkSchema(found.schema), checkWritable(found.writeError, postgresLocationOf(path))];
 }
 
 function checkSchema({ applied, known }: { applied: number; known: number }): CheckResult {
@@ -90,13 +103,16 @@ function checkWritable(writeError: string | null, path: string): CheckResult {
     status: 'fail',
     detail: `${path}: ${writeError}`,
     hint: isBusy
-      ? 'Another process held the write lock for 5 s: look for a stuck sqlite3 shell or a long report query.'
-      : 'Run doctor as the daemon user; the file, its -wal/-shm and the directory must be writable by it.',
+      ? 'Another session held a lock for 5 s: look for a stuck sqlite3 shell, psql session or long report query.'
+      : "Run doctor as the daemon user (SQLite: the file, its -wal/-shm and the directory must be writable by it; PostgreSQL: the role must own the mirror's tables).",
   };
 }
 
 /** The database and its -wal and -shm: private to their owner (0600), as they hold patient data. */
 export function checkFileModes(path: string): CheckResult {
+  if (isPostgresLocation(path)) {
+    return { name: 'file modes', status: 'skip', detail: 'PostgreSQL: no database files here' };
+  }
   const loose = [path, `${path}-wal`, `${path}-shm`]
     .filter((file) => existsSync(file))
     .map((file) => ({ file, mode: statSync(file).mode & 0o777 }))
@@ -113,4 +129,8 @@ export function checkFileModes(path: string): CheckResult {
 
 function octal(mode: number): string {
   return `0${mode.toString(8).padStart(3, '0')}`;
+}
+
+function postgresLocationOf(location: string): string {
+  return isPostgresLocation(location) ? postgresLocation(location) : location;
 }

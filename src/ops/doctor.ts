@@ -1,5 +1,6 @@
 import { loadConfig, type Config } from '../config/index.js';
 import { describeError, TransportError } from '../errors.js';
+import { targetOf } from '../db/open.js';
 import { checkDatabase, checkFileModes, checkSecretFile } from './doctor-local.js';
 import { checkService } from './doctor-service.js';
 
@@ -50,7 +51,7 @@ export async function runDoctor({
   const localConfig = config ?? tryLoad(env, overrides);
   if (localConfig) {
     results.push(checkFileModes(localConfig.dbPath));
-    results.push(...checkDatabase(localConfig.dbPath));
+    results.push(...(await checkDatabase(targetOf(localConfig))));
   } else {
     results.push({ name: 'database', status: 'skip', detail: 'configuration invalid' });
   }

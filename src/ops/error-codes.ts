@@ -10,4 +10,6 @@ export const OPS_ERROR_CODES = {
   'backup.no_directory': 'failure',
   /** The backup would overwrite the database itself. */
   'backup.same_file': 'failure',
+  /** The mirror is on PostgreSQL: pg_dump backs it up. */
+  'backup.postgres': 'usage',
 } as const;

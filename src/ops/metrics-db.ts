@@ -1,7 +1,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { MirrorDb } from '../db/open.js';
 import { countIntakeGaps } from '../db/store/intake-gap-store.js';
-import { databaseBytes, readMirrorFacts, type MirrorFacts } from './facts.js';
+import { databaseSize, readMirrorFacts, type MirrorFacts } from './facts.js';
 import { readLastSuccessAt } from './freshness.js';
 import { readWebhookSilence, type WebhookSilenceReport } from './intake.js';
 import { intakeMode, readPollingRetiredAt, type IntakeMode } from './mode.js';
@@ -53,7 +53,7 @@ export function registerDbGauges({
       gaps: await countIntakeGaps(db),
       silence: await readWebhookSilence(db, { ...silence, nowMs: at }),
       lastSuccessMs: Number.isFinite(parsed) ? parsed : null,
-      bytes: databaseBytes(db),
+      bytes: await databaseSize(db),
     };
   };
   // The gauges of one scrape are collected together: they share one read (a promise).

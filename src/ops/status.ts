@@ -1,7 +1,8 @@
 import { knownSchemaVersion, schemaVersion, type MirrorDb } from '../db/open.js';
 import { readRecentRuns, type RecentRun } from '../db/store/run-store.js';
 import { isoFromMs } from '../time.js';
-import { databaseBytes, readMirrorFacts, type SchemaDriftFacts } from './facts.js';
+import { readCluster, type ClusterReport } from './cluster.js';
+import { databaseSize, readMirrorFacts, type SchemaDriftFacts } from './facts.js';
 import { assessFreshness, readLastSuccessAt } from './freshness.js';
 import {
   readIntakeGapsReport,
@@ -47,6 +48,8 @@ export interface StatusReport {
   /** Stretches the receiver could not accept or store; status exits 1 while one is unreviewed. */
   intake_gaps: IntakeGapsReport;
   webhook_silence: WebhookSilenceReport;
+  /** The daemons on this database and the one that leads (on SQLite there is one). */
+  cluster: ClusterReport;
 }
 
 /** What `readStatus` needs: an open (read-only is enough) database and the schedule settings. */
@@ -82,7 +85,7 @@ export async function readStatus(input: StatusInput): Promise<StatusReport> {
     pollCron: input.pollCron,
     staleAfterCycles: input.staleAfterCycles,
   });
-  const bytes = databaseBytes(db);
+  const bytes = await databaseSize(db);
   const outbox = facts.outbox;
   const available = Object.values(facts.requestsByState).reduce((sum, n) => sum + n, 0);
   return {
@@ -117,6 +120,7 @@ export async function readStatus(input: StatusInput): Promise<StatusReport> {
       hours: input.silence?.hours ?? [0, 24],
       nowMs: input.nowMs,
     }),
+    cluster: await readCluster(db, input.nowMs),
   };
 }
 

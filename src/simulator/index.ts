@@ -225,6 +225,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
               eventId,
               ...(sentEvents.get(eventId) ?? { requestId: null, action: null }),
             })),
+            acknowledged: [...webhooks.acknowledgedEventIds],
           }
         : null,
     async listen(port = 0, host = '127.0.0.1') {

@@ -19,7 +19,10 @@ import type { EventFactory } from './webhook-events.js';
 
 /** Webhook options of the simulator. */
 export interface WebhookOptions {
-  /** Receiver URL, path included. */
+  /**
+   * Receiver URL, path included; several, comma-separated, stand for receivers behind one
+   * address: each attempt goes to the next in turn, as a load balancer would send it.
+   */
   url: string;
   /** PEM private key; by default a 2048-bit RSA key pair is generated. */
   privateKey?: string;
@@ -56,6 +59,23 @@ export interface WebhookStats {
   lost: number;
 }
 
+/** Whether a fetch failed before anything was sent: the receiver refused the connection. */
+function isRefused(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: string } }).cause;
+  return cause?.code === 'ECONNREFUSED';
+}
+
+/** How long a receiver that refused a connection stays out of the rotation. */
+const RECEIVER_DOWN_MS = 5_000;
+
+/** Receiver URLs from the url option: one, or several comma-separated. */
+function receiverUrls(url: string): string[] {
+  return url
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
+}
+
 /** The sender, as `sim.webhooks`. */
 export interface WebhookSender {
   /** Receiver URL; may be changed while running (a test may start its receiver later). */
@@ -64,6 +84,8 @@ export interface WebhookSender {
   readonly stats: WebhookStats;
   /** Ids of events given up after the last retry. */
   readonly lostEventIds: string[];
+  /** Ids of events a receiver acknowledged with a 2xx (once each). */
+  readonly acknowledgedEventIds: ReadonlySet<string>;
   /** Sends the event for a mutation (the simulator calls this for each one). */
   onMutation(summary: MutationSummary): void;
   /** Signs and sends any payload; returns its event_id when it has one. */
@@ -91,7 +113,19 @@ export function createWebhookSender(
   factory: EventFactory,
   rng: Random,
 ): WebhookSender {
-  let url = options.url;
+  let urls = receiverUrls(options.url);
+  let turn = 0;
+  // Receivers behind one address: a receiver that refused a connection is left out of the
+  // rotation for a while, as a load balancer's passive health check would (while one is left).
+  const downUntil = new Map<string, number>();
+  const nextUrl = () => {
+    const now = Date.now();
+    for (let tried = 0; tried < urls.length; tried += 1) {
+      const candidate = urls[turn++ % urls.length]!;
+      if ((downUntil.get(candidate) ?? 0) <= now) return candidate;
+    }
+    return urls[turn++ % urls.length]!;
+  };
   const key = keyOf(options.privateKey);
   const publicKeyPem = key.publicKey;
   if (options.publicKeyFile) writeFileSync(options.publicKeyFile, publicKeyPem, { mode: 0o644 });
@@ -101,6 +135,7 @@ export function createWebhookSender(
   const timeoutMs = options.timeoutMs ?? 10_000;
   const stats: WebhookStats = { events: 0, attempts: 0, delivered: 0, duplicates: 0, lost: 0 };
   const lostEventIds: string[] = [];
+  const acknowledgedEventIds = new Set<string>();
   const caFile = options.caFile;
   // Each new connection reads the CA file, so a test can trust a renewed certificate.
   const dispatcher = caFile
@@ -162,24 +197,37 @@ export function createWebhookSender(
     settle();
   };
 
+  const post = async (url: string, delivery: Delivery): Promise<boolean> => {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [header]: delivery.signature },
+      body: delivery.body,
+      signal: AbortSignal.timeout(timeoutMs),
+      ...(dispatcher && { dispatcher }),
+    } as RequestInit);
+    await response.arrayBuffer();
+    return response.ok;
+  };
+
   const attempt = async (delivery: Delivery) => {
     stats.attempts += 1;
     let isDelivered = false;
-    try {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', [header]: delivery.signature },
-        body: delivery.body,
-        signal: AbortSignal.timeout(timeoutMs),
-        ...(dispatcher && { dispatcher }),
-      } as RequestInit);
-      await response.arrayBuffer();
-      isDelivered = response.ok;
-    } catch {
-      // Refused, reset or timed out: retried like any other failure.
+    // Several receivers: a refused connection goes on to the next one within the same attempt,
+    // as a load balancer retries the next upstream when one will not connect (nothing was sent).
+    for (let tried = 0; tried < urls.length; tried += 1) {
+      const url = nextUrl();
+      try {
+        isDelivered = await post(url, delivery);
+        break;
+      } catch (error) {
+        if (urls.length > 1) downUntil.set(url, Date.now() + RECEIVER_DOWN_MS);
+        // Reset or timed out: the receiver may have the delivery; only the service's retry follows.
+        if (!isRefused(error)) break;
+      }
     }
     if (isDelivered) {
       stats.delivered += 1;
+      acknowledgedEventIds.add(delivery.eventId);
       return;
     }
     const next = delivery.attempt + 1;
@@ -210,14 +258,15 @@ export function createWebhookSender(
 
   return {
     get url() {
-      return url;
+      return urls.join(',');
     },
     set url(next: string) {
-      url = next;
+      urls = receiverUrls(next);
     },
     publicKeyPem,
     stats,
     lostEventIds,
+    acknowledgedEventIds,
     onMutation(summary) {
       // Built once the current change is complete: the first leg of a new round trip is
       // emitted before its return leg exists, and its data names that leg.

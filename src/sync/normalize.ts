@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { AccountRow, FieldRow, LocationRow, RequestContent } from '../db/schema/index.js';
 import type { NormalizedRequest } from '../db/store/request-store.js';
+import { stableStringify } from '../json.js';
 import { normalizeDate, normalizeTimestamp } from '../time.js';
+
+export { stableStringify };
 
 /*
  * API record -> table rows. Pure: no clock, no database. Every timestamp passes through
@@ -140,17 +143,6 @@ export function contentHash(detail: DetailLike): string {
     destination_location: withoutId(detail.destination_location),
   };
   return createHash('sha1').update(stableStringify(withoutLocationIds)).digest('base64url');
-}
-
-/** JSON with object keys sorted, so equal content hashes equally whatever order it came in. */
-export function stableStringify(value: unknown): string {
-  return JSON.stringify(value, (_key, member: unknown) => {
-    if (member === null || typeof member !== 'object' || Array.isArray(member)) return member;
-    const sorted: Record<string, unknown> = {};
-    for (const key of Object.keys(member).sort())
-      sorted[key] = (member as Record<string, unknown>)[key];
-    return sorted;
-  });
 }
 
 function withoutId(location: Nullable<LocationLike>): Nullable<LocationLike> {

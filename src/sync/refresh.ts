@@ -3,12 +3,17 @@ import { isTransportError } from '../errors.js';
 import { isoFromMs } from '../time.js';
 import type { WriteOutcome, WriteSource } from '../db/store/request-store.js';
 import type { RunCounts } from '../db/store/run-store.js';
+import { jsonHasNul } from '../db/sql.js';
 import type { Store, StoreTx } from '../db/store.js';
 import { normalizeDetail, type DetailLike, type ListFields } from './normalize.js';
 import type { DetailResult, Rejected, SyncClient } from './ports.js';
 
 /** What refreshing one request from its detail did ('unavailable': newly marked so). */
 export type RefreshOutcome = WriteOutcome | 'unavailable' | 'quarantined';
+
+/** Why a record holding NUL is quarantined on PostgreSQL. */
+const NUL_REASON =
+  'a text member holds a NUL character (U+0000), which PostgreSQL cannot store; kept apart rather than stored altered';
 
 /** A record with what a list said of it, ready to store. */
 export interface PendingRecord {
@@ -31,7 +36,7 @@ export async function storeRecords(
   store: Store,
   records: readonly PendingRecord[],
   { source, observedAt, counts }: { source: WriteSource; observedAt: string; counts?: RunCounts },
-): Promise<WriteOutcome[]> {
+): Promise<RefreshOutcome[]> {
   if (records.length === 0) return [];
   // An idle cycle rereads every awaiting request: one whose text and list state equal what is
   // stored is skipped before it is normalized, and a page of those opens no write transaction.
@@ -49,11 +54,23 @@ export async function storeRecords(
     }
     return same;
   });
-  const outcomes = records.map((): WriteOutcome => 'unchanged');
+  const outcomes = records.map((): RefreshOutcome => 'unchanged');
   if (isSame.every(Boolean)) return outcomes;
+  // Text PostgreSQL cannot hold is kept apart, never stored as something that reads differently.
+  const isUnstorable = (index: number) =>
+    !store.db.dialect.isNulStorable && jsonHasNul(texts[index]!);
   await store.transaction(async (tx) => {
     for (const [index, { record, list, drift, readAt }] of records.entries()) {
       if (isSame[index]) continue;
+      if (isUnstorable(index)) {
+        await quarantineIn(
+          tx,
+          { requestId: record.request_id, reason: NUL_REASON, raw: records[index]!.raw },
+          source,
+        );
+        outcomes[index] = 'quarantined';
+        continue;
+      }
       outcomes[index] = await tx.requests.write({
         normalized: normalizeDetail(record, list),
         rawJson: texts[index]!,
@@ -84,7 +101,7 @@ function isStateOnly(list: ListFields | undefined): list is { state: string } {
 export async function storeRecord(
   store: Store,
   write: PendingRecord & { source: WriteSource; observedAt: string; counts?: RunCounts },
-): Promise<WriteOutcome> {
+): Promise<RefreshOutcome> {
   return (await storeRecords(store, [write], write))[0]!;
 }
 

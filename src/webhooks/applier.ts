@@ -124,27 +124,35 @@ export function createApplier(deps: {
       log.warn({ eventId: row.event_id, eventType, error }, 'webhook event not applied');
       return;
     }
+    // The event stays in `waiting` until its outcome is written: a drain in between (a wake, or
+    // idle()) would otherwise find it pending and fetch again.
     waiting.add(row.event_id);
     fetches.fetch(ids).then(
       async () => {
-        waiting.delete(row.event_id);
         retryAt.delete(row.event_id);
-        if (isStopped) return;
         try {
-          await store.transaction((tx) => tx.events.markProcessed(row.event_id, tx.now()));
-        } catch (error) {
-          return fail(row, error);
+          if (isStopped) return;
+          try {
+            await store.transaction((tx) => tx.events.markProcessed(row.event_id, tx.now()));
+          } catch (error) {
+            return await fail(row, error);
+          }
+          log.info(
+            { eventId: row.event_id, eventType, requests: ids.length, outcome: 'fetched' },
+            'webhook event applied',
+          );
+          deps.onOutcome?.('fetched');
+        } finally {
+          waiting.delete(row.event_id);
         }
-        log.info(
-          { eventId: row.event_id, eventType, requests: ids.length, outcome: 'fetched' },
-          'webhook event applied',
-        );
-        deps.onOutcome?.('fetched');
       },
       async (fetchError: unknown) => {
-        waiting.delete(row.event_id);
-        // Stopping aborts fetches: the event stays pending, unharmed, for the next start.
-        if (!isStopped) await fail(row, fetchError);
+        try {
+          // Stopping aborts fetches: the event stays pending, unharmed, for the next start.
+          if (!isStopped) await fail(row, fetchError);
+        } finally {
+          waiting.delete(row.event_id);
+        }
       },
     );
   };

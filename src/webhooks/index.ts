@@ -63,7 +63,7 @@ export type WebhookConfig = Pick<
     >
   >;
 
-/** A running webhook service. */
+/** A running webhook service: the receiver and the applier together. */
 export interface WebhookService {
   /** Where the receiver listens, path included, e.g. https://127.0.0.1:8787/webhooks/. */
   url: string;
@@ -73,58 +73,90 @@ export interface WebhookService {
   stop(): Promise<void>;
 }
 
+/** What the receiver and the applier are told. */
+interface WebhookDeps {
+  config: WebhookConfig;
+  store: Store;
+  log: Logger;
+  /** Told each event's outcome, and each refused delivery or connection, for metrics. */
+  onOutcome?: (outcome: string) => void;
+}
+
 /**
- * Starts the webhook receiver and its applier on TRANSPORT_WEBHOOK_LISTEN. Refuses to start
- * without a public key unless unsigned deliveries are explicitly allowed. Events stored before a
- * crash or stop are applied at once, from the table.
+ * The receiver and its applier in one process (the daemon on SQLite, where it is the only one).
+ * Events stored before a crash or stop are applied at once, from the table.
  */
 export async function startWebhookService({
-  config,
-  store,
   client,
-  log,
   clock,
   pollingIsOn,
   fallback,
-  onOutcome,
   onStoreHealth,
-}: {
-  config: WebhookConfig;
-  store: Store;
+  ...deps
+}: WebhookDeps & {
   client: SyncClient;
-  log: Logger;
   clock: Clock;
   pollingIsOn: boolean;
-  /** Other routes served on the same address (the monitoring endpoint when they share it). */
   fallback?: (req: IncomingMessage, res: ServerResponse) => boolean;
-  /** Told each event's outcome, and each refused delivery or connection, for metrics. */
-  onOutcome?: (outcome: string) => void;
-  /** Told when storing a delivery fails, and when it works again (the intake ledger). */
   onStoreHealth?: (isStoring: boolean) => void;
 }): Promise<WebhookService> {
+  const applier = startEventApplier({ ...deps, client, clock, pollingIsOn });
+  try {
+    const receiver = await startWebhookReceiver({
+      ...deps,
+      ...(fallback && { fallback }),
+      ...(onStoreHealth && { onStoreHealth }),
+      onStored: () => applier.wake(),
+    });
+    return {
+      url: receiver.url,
+      idle: () => applier.idle(),
+      async stop() {
+        await receiver.stop();
+        await applier.stop();
+      },
+    };
+  } catch (error) {
+    await applier.stop();
+    throw error;
+  }
+}
+
+/** A running receiver. */
+export interface WebhookReceiver {
+  url: string;
+  /** Stops accepting; answers in flight are sent first. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the webhook receiver on TRANSPORT_WEBHOOK_LISTEN: it stores each delivery and answers;
+ * applying is the applier's (startEventApplier), in this process or, on a shared PostgreSQL
+ * database, in whichever daemon leads. Refuses to start without a public key unless unsigned
+ * deliveries are explicitly allowed.
+ */
+export async function startWebhookReceiver({
+  config,
+  store,
+  log,
+  fallback,
+  onOutcome,
+  onStoreHealth,
+  onStored,
+}: WebhookDeps & {
+  /** Other routes served on the same address (the monitoring endpoint when they share it). */
+  fallback?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** Told when storing a delivery fails, and when it works again (the intake ledger). */
+  onStoreHealth?: (isStoring: boolean) => void;
+  /** Told after a new event is stored (to wake the applier). */
+  onStored: () => void;
+}): Promise<WebhookReceiver> {
   const wlog = log.child({ area: 'webhooks' });
   const verify = verifierFrom(config, wlog);
   const tlsFiles =
     config.webhookTlsCertFile && config.webhookTlsKeyFile
       ? { certFile: config.webhookTlsCertFile, keyFile: config.webhookTlsKeyFile }
       : null;
-  const aborter = new AbortController();
-  const fetches = createFetchQueue({
-    client,
-    store,
-    concurrency: Math.max(1, Math.min(config.concurrency, 8)),
-    signal: aborter.signal,
-  });
-  // With polling on, the detail endpoint is known to serve: worth a fetch when data is malformed.
-  const applier = createApplier({
-    store,
-    fetches,
-    clock,
-    log: wlog,
-    shouldFetchInvalid: pollingIsOn,
-    schemaPolicy: config.schemaPolicy ?? 'evolve',
-    onOutcome,
-  });
   const server = createReceiver({
     path: config.webhookPath,
     maxBodyBytes: config.webhookMaxBodyBytes,
@@ -138,7 +170,7 @@ export async function startWebhookService({
       }),
     now: () => store.now(),
     log: wlog,
-    onStored: () => applier.wake(),
+    onStored,
     onRefused: onOutcome,
     onStoreHealth,
     sources: createSourcePolicy({
@@ -174,16 +206,76 @@ export async function startWebhookService({
       'the monitoring endpoint shares the webhook address, so TRANSPORT_WEBHOOK_ALLOW_FROM applies to scrapes too; give TRANSPORT_METRICS_LISTEN its own address',
     );
   }
-  applier.wake();
-
   let stopping: Promise<void> | undefined;
   return {
     url,
-    idle: () => applier.idle(),
     stop() {
       stopping ??= (async () => {
         unwatch();
         await stopServer(server);
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** A running applier. */
+export interface EventApplier {
+  /** Looks for stored events now. */
+  wake(): void;
+  /** Resolves when every stored event is applied (events waiting to be retried aside). */
+  idle(): Promise<void>;
+  /** Stops applying; events not yet applied stay stored for the next start. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Applies stored events, from the table, in event_id order: at once (the backlog a crash or a
+ * stop left), whenever woken, and every `pollMs` when other processes store events too (several
+ * daemons on one PostgreSQL database: each receives, the leader applies).
+ */
+export function startEventApplier({
+  config,
+  store,
+  client,
+  log,
+  clock,
+  pollingIsOn,
+  onOutcome,
+  pollMs,
+}: WebhookDeps & {
+  client: SyncClient;
+  clock: Clock;
+  pollingIsOn: boolean;
+  pollMs?: number;
+}): EventApplier {
+  const aborter = new AbortController();
+  const fetches = createFetchQueue({
+    client,
+    store,
+    concurrency: Math.max(1, Math.min(config.concurrency, 8)),
+    signal: aborter.signal,
+  });
+  // With polling on, the detail endpoint is known to serve: worth a fetch when data is malformed.
+  const applier = createApplier({
+    store,
+    fetches,
+    clock,
+    log: log.child({ area: 'webhooks' }),
+    shouldFetchInvalid: pollingIsOn,
+    schemaPolicy: config.schemaPolicy ?? 'evolve',
+    onOutcome,
+  });
+  const timer = pollMs ? setInterval(() => applier.wake(), pollMs) : undefined;
+  timer?.unref();
+  applier.wake();
+  let stopping: Promise<void> | undefined;
+  return {
+    wake: () => applier.wake(),
+    idle: () => applier.idle(),
+    stop() {
+      stopping ??= (async () => {
+        clearInterval(timer);
         await applier.stop();
         aborter.abort();
         await fetches.idle();

@@ -151,6 +151,14 @@ describe('one daemon per database', () => {
     expect(second.stderr).toMatch(/hint: Stop it first/);
     // A one-shot sync may still run beside it.
     expect((await runCli(['sync'], env)).code).toBe(0);
+    // status names the one daemon, leading since it started.
+    const { cluster } = JSON.parse((await runCli(['status', '--json'], env)).stdout) as {
+      cluster: { members: { pid: number; is_leader: boolean }[]; leader: { pid: number } | null };
+    };
+    expect(cluster.members).toEqual([
+      expect.objectContaining({ pid: first.child.pid, is_leader: true }),
+    ]);
+    expect(cluster.leader).toMatchObject({ pid: first.child.pid });
     first.child.kill('SIGTERM');
     expect((await first.exited).code).toBe(0);
     const successor = startCli(['run'], env);

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/open.js';
+import type { Connection } from '../../src/db/sql.js';
 import {
   runCli,
   serviceEnv,
@@ -9,16 +10,26 @@ import {
   type RunningCli,
   freePort,
 } from '../helpers/cli.js';
+import {
+  countRows,
+  createTestDatabase,
+  expectDatabaseIntact,
+  queryAll,
+  type TestDatabase,
+} from '../helpers/engine.js';
 import { tempDir } from '../helpers/records.js';
 
 /*
  * SIGKILL at random points of sync, backfill and the daemon, each followed by a restart. After
- * every kill the database passes integrity_check and keeps every row committed before it; at the
- * end one clean cycle makes it equal the simulator's truth.
+ * every kill the database passes the engine's own check (integrity_check on SQLite; see
+ * expectDatabaseIntact) and keeps every row committed before it; at the end one clean cycle
+ * makes it equal the simulator's truth. The processes get the project's database: a SQLite file,
+ * or a postgres:// URL.
  */
 
 const DAY = 86_400_000;
 let sim: RunningCli & { url: string };
+let database: TestDatabase;
 let dbPath: string;
 let env: NodeJS.ProcessEnv;
 
@@ -40,7 +51,8 @@ beforeAll(async () => {
     '--mutate-per-tick',
     '4',
   ]);
-  dbPath = join(tempDir(), 'killed.db');
+  database = await createTestDatabase('killed.db');
+  dbPath = database.location;
   env = serviceEnv(sim.url, {
     TRANSPORT_DB: dbPath,
     TRANSPORT_POLL_CRON: '* * * * * *',
@@ -50,29 +62,32 @@ beforeAll(async () => {
 afterAll(async () => {
   sim.child.kill('SIGTERM');
   await sim.exited;
+  await database.drop();
 });
 
-function snapshot(): Map<string, string | null> {
-  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+/** Reads an existing database the CLI wrote, read-only, as another program would. */
+async function reading<T>(location: string, work: (db: Connection) => Promise<T>): Promise<T> {
+  const db = await openDatabase({ location, isReadOnly: true, shouldMigrate: false });
   try {
-    const rows = db
-      .prepare('SELECT request_id, last_updated_timestamp_utc AS at FROM requests')
-      .all() as { request_id: string; at: string | null }[];
-    return new Map(rows.map((row) => [row.request_id, row.at]));
+    return await work(db);
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
-function expectIntactAfterKill(before: Map<string, string | null>): void {
-  const db = new Database(dbPath, { readonly: true });
-  try {
-    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-    expect(db.pragma('foreign_key_check')).toEqual([]);
-  } finally {
-    db.close();
-  }
-  const after = snapshot();
+function snapshot(): Promise<Map<string, string | null>> {
+  return reading(dbPath, async (db) => {
+    const rows = await queryAll<{ request_id: string; at: string | null }>(
+      db,
+      'SELECT request_id, last_updated_timestamp_utc AS at FROM requests',
+    );
+    return new Map(rows.map((row) => [row.request_id, row.at]));
+  });
+}
+
+async function expectIntactAfterKill(before: Map<string, string | null>): Promise<void> {
+  await reading(dbPath, expectDatabaseIntact);
+  const after = await snapshot();
   for (const [id, at] of before) {
     expect(after.has(id), `committed request ${id} lost`).toBe(true);
     // A later write may move last_updated forward, never back.
@@ -108,10 +123,10 @@ describe('SIGKILL at random points', () => {
     let kills = 0;
     for (let round = 0; round < 8; round += 1) {
       for (const kind of kinds) {
-        const before = snapshot();
+        const before = await snapshot();
         const process = startCli(kind.args, env);
         await killAfter(process, nextDelayMs(kind.min, kind.max));
-        expectIntactAfterKill(before);
+        await expectIntactAfterKill(before);
         kills += 1;
       }
     }
@@ -131,13 +146,9 @@ describe('SIGKILL at random points', () => {
     await daemon.waitFor(/"msg":"poll cycle finished"/);
     daemon.child.kill('SIGTERM');
     expect((await daemon.exited).code).toBe(0);
-    const db = new Database(dbPath, { readonly: true });
-    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-    const runs = db
-      .prepare("SELECT count(*) AS n FROM sync_runs WHERE status = 'running'")
-      .get() as { n: number };
-    db.close();
-    expect(runs.n).toBe(0);
+    await reading(dbPath, expectDatabaseIntact);
+    const running = await reading(dbPath, (db) => countRows(db, 'sync_runs', "status = 'running'"));
+    expect(running).toBe(0);
     // One clean cycle made the mirror equal the (now frozen) truth in the poll window.
     const truth = (await (await fetch(`${sim.url}/_sim/truth/`)).json()) as {
       requestId: string;
@@ -154,17 +165,17 @@ describe('SIGKILL at random points', () => {
           t.isVisible && t.listState !== 'awaiting' && t.eventDtUtc >= from && t.eventDtUtc <= to,
       )
       .map((t) => [t.requestId, t.listState, t.lastUpdatedTimestampUtc]);
-    const mirror = new Database(dbPath, { readonly: true });
-    const select = mirror.prepare(
-      'SELECT list_state, last_updated_timestamp_utc, unavailable_at FROM requests WHERE request_id = ?',
+    const stored = await reading(dbPath, (db) =>
+      queryAll<{ request_id: string; list_state: string; last_updated_timestamp_utc: string }>(
+        db,
+        'SELECT request_id, list_state, last_updated_timestamp_utc FROM requests',
+      ),
     );
+    const byId = new Map(stored.map((row) => [row.request_id, row]));
     const actual = expected.map(([id]) => {
-      const row = select.get(id) as
-        | { list_state: string; last_updated_timestamp_utc: string; unavailable_at: string | null }
-        | undefined;
+      const row = byId.get(id!);
       return [id, row?.list_state, row?.last_updated_timestamp_utc];
     });
-    mirror.close();
     expect(expected.length).toBeGreaterThan(50);
     expect(actual).toEqual(expected);
   }, 120_000);
@@ -187,40 +198,34 @@ describe('SIGKILL during webhook intake', () => {
       '--webhook-public-key-file',
       keyFile,
     ]);
-    const hooksDb = join(dir, 'hooks.db');
+    const hooksDatabase = await createTestDatabase('hooks.db');
+    const hooksDb = hooksDatabase.location;
     const hooksEnv = serviceEnv(hooks.url, {
       TRANSPORT_DB: hooksDb,
       TRANSPORT_POLL: 'off',
       TRANSPORT_WEBHOOK_LISTEN: `127.0.0.1:${port}`,
       TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE: keyFile,
     });
-    const storedEvents = () => {
+    // Empty until the daemon has created the database (SQLite) or its tables (PostgreSQL).
+    const storedEvents = async () => {
       try {
-        const db = new Database(hooksDb, { readonly: true, fileMustExist: true });
-        try {
-          return new Set(
-            (db.prepare('SELECT event_id FROM webhook_events').all() as { event_id: string }[]).map(
-              (row) => row.event_id,
-            ),
-          );
-        } finally {
-          db.close();
-        }
+        const rows = await reading(hooksDb, (db) =>
+          queryAll<{ event_id: string }>(db, 'SELECT event_id FROM webhook_events'),
+        );
+        return new Set(rows.map((row) => row.event_id));
       } catch {
         return new Set<string>();
       }
     };
     try {
       for (let kill = 0; kill < 6; kill += 1) {
-        const before = storedEvents();
+        const before = await storedEvents();
         const receiver = startCli(['run'], hooksEnv);
         await receiver.waitFor(/"msg":"webhook receiver listening"/);
         await killAfter(receiver, nextDelayMs(200, 900));
-        const after = storedEvents();
+        const after = await storedEvents();
         for (const id of before) expect(after.has(id), id).toBe(true);
-        const db = new Database(hooksDb, { readonly: true });
-        expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-        db.close();
+        await reading(hooksDb, expectDatabaseIntact);
       }
       await fetch(`${hooks.url}/_sim/stop-mutating/`, { method: 'POST' });
       const receiver = startCli(['run'], hooksEnv);
@@ -228,21 +233,18 @@ describe('SIGKILL during webhook intake', () => {
       let pending = -1;
       for (let wait = 0; wait < 60 && pending !== 0; wait += 1) {
         await new Promise((resolve) => setTimeout(resolve, 250));
-        const db = new Database(hooksDb, { readonly: true });
-        pending = (
-          db
-            .prepare('SELECT count(*) AS n FROM webhook_events WHERE processed_at IS NULL')
-            .get() as { n: number }
-        ).n;
-        db.close();
+        pending = await reading(hooksDb, (db) =>
+          countRows(db, 'webhook_events', 'processed_at IS NULL'),
+        );
       }
       receiver.child.kill('SIGTERM');
       expect((await receiver.exited).code).toBe(0);
       expect(pending).toBe(0);
-      expect(storedEvents().size).toBeGreaterThan(10);
+      expect((await storedEvents()).size).toBeGreaterThan(10);
     } finally {
       hooks.child.kill('SIGTERM');
       await hooks.exited;
+      await hooksDatabase.drop();
     }
   }, 60_000);
 });

@@ -39,6 +39,7 @@ const STATUS_KEYS = [
   'outbox',
   'intake_gaps',
   'webhook_silence',
+  'cluster',
 ];
 
 describe('transport-sync status', () => {
@@ -66,6 +67,8 @@ describe('transport-sync status', () => {
     expect(report.freshness_seconds).toBeLessThan(60);
     expect(report.schema_version).toBe(report.known_schema_version);
     expect(report.database_bytes).toBeGreaterThan(0);
+    // A one-shot sync is no daemon: none runs, none leads.
+    expect(report.cluster).toEqual({ members: [], leader: null });
 
     const sqlite = new Database(db, { readonly: true });
     const byState = Object.fromEntries(

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import {
   createServiceClient,
   type ServiceClient,
@@ -15,9 +14,12 @@ import {
 import { createCallTally, type CallTally } from '../../src/sync/call-tally.js';
 import { runPollCycle, type PollDeps } from '../../src/sync/poll.js';
 import { manualClock, type ManualClock } from './simulator.js';
-import { tempDir } from './records.js';
+import { createTestDatabase } from './engine.js';
 
-/** The simulator on loopback, a real SQLite file and the real client, sharing one manual clock. */
+/**
+ * The simulator on loopback, a real database of the project's engine (a SQLite file, or a fresh
+ * PostgreSQL database) and the real client, sharing one manual clock.
+ */
 export interface MirrorFixture {
   sim: Simulator;
   clock: ManualClock;
@@ -26,6 +28,7 @@ export interface MirrorFixture {
   client: ServiceClient;
   calls: CallTally;
   deps: PollDeps;
+  /** TRANSPORT_DB of this fixture: the file path, or the postgres:// URL. */
   dbPath: string;
   cycle: (signal?: AbortSignal) => ReturnType<typeof runPollCycle>;
   close(): Promise<void>;
@@ -35,6 +38,7 @@ export interface MirrorFixture {
 export async function startMirror(
   options: SimulatorOptions & {
     settings?: Partial<PollDeps['settings']>;
+    /** An existing TRANSPORT_DB to open (default: a fresh database, dropped at close). */
     dbPath?: string;
     /** Points the client elsewhere (e.g. a proxy in front of the simulator) */
     serviceUrl?: (simulatorUrl: string) => Promise<string>;
@@ -47,7 +51,7 @@ export async function startMirror(
   const clock = manualClock();
   const {
     settings,
-    dbPath = join(tempDir(), 'mirror.db'),
+    dbPath: givenPath,
     serviceUrl,
     clientOptions,
     simulatorClock,
@@ -63,7 +67,9 @@ export async function startMirror(
   });
   const { url: simulatorUrl } = await sim.listen(0, '127.0.0.1');
   const url = serviceUrl ? await serviceUrl(simulatorUrl) : simulatorUrl;
-  const db = await openDatabase({ path: dbPath });
+  const fresh = givenPath === undefined ? await createTestDatabase() : undefined;
+  const dbPath = givenPath ?? fresh!.location;
+  const db = await openDatabase({ location: dbPath });
   const store = createStore({ db, clock });
   const calls = createCallTally();
   const client = createServiceClient({
@@ -107,6 +113,7 @@ export async function startMirror(
       await client.close();
       await sim.close();
       await db.close();
+      await fresh?.drop();
     },
   };
 }

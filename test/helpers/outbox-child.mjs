@@ -1,6 +1,6 @@
 // A drainer in a process of its own, for tests that kill it mid-drain. It uses the built code
 // (dist/, as the CLI does) and drains until a pass finds nothing due, printing each pass.
-// Usage: node outbox-child.mjs <db path> <service url>
+// Usage: node outbox-child.mjs <TRANSPORT_DB: a file path or a postgres:// URL> <service url>
 import process from 'node:process';
 import { createServiceClient } from '../../dist/api/index.js';
 import { systemClock } from '../../dist/clock.js';
@@ -10,7 +10,7 @@ import { silentLogger } from '../../dist/log.js';
 import { drainOutbox } from '../../dist/outbox/index.js';
 
 const [dbPath, url] = process.argv.slice(2);
-const db = await openDatabase({ path: dbPath });
+const db = await openDatabase({ location: dbPath });
 const store = createStore({ db, clock: systemClock });
 const client = createServiceClient({
   authUrl: url,

@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { Connection } from '../../src/db/sql.js';
 import type { ActionRecord, Simulator } from '../../src/simulator/index.js';
 
 /** A location row as another program would insert it; any member may be missing or wrong. */
@@ -19,50 +19,52 @@ export interface ActionInsert {
   reason?: string | null;
 }
 
-/** Queues samples with plain SQL, as the README tells other programs to. */
-export function queueLocations(
-  sqlite: Database.Database,
+/** Queues samples with plain SQL, as the README tells other programs to (one transaction). */
+export async function queueLocations(
+  db: Connection,
   requestId: string,
   samples: readonly LocationInsert[],
-): void {
-  const insert = sqlite.prepare(
-    `INSERT INTO outbox_locations (request_id, lat, lng, alt, speed, timestamp)
-     VALUES (@request_id, @lat, @lng, @alt, @speed, @timestamp)`,
-  );
-  sqlite.transaction(() => {
+): Promise<void> {
+  await db.transaction(async (sql) => {
     for (const sample of samples) {
-      insert.run({
-        request_id: requestId,
-        lat: sample.lat ?? null,
-        lng: sample.lng ?? null,
-        alt: sample.alt ?? null,
-        speed: sample.speed ?? null,
-        timestamp: sample.timestamp ?? null,
-      });
+      await sql.run(
+        `INSERT INTO outbox_locations (request_id, lat, lng, alt, speed, timestamp)
+         VALUES (@request_id, @lat, @lng, @alt, @speed, @timestamp)`,
+        {
+          request_id: requestId,
+          lat: sample.lat ?? null,
+          lng: sample.lng ?? null,
+          alt: sample.alt ?? null,
+          speed: sample.speed ?? null,
+          timestamp: sample.timestamp ?? null,
+        },
+      );
     }
-  })();
+  });
 }
 
 /** Queues one action with plain SQL and returns its outbox_id. */
-export function queueAction(
-  sqlite: Database.Database,
+export async function queueAction(
+  db: Connection,
   requestId: string,
   action: ActionInsert,
-): number {
-  const result = sqlite
-    .prepare(
+): Promise<number> {
+  const row = await db.transaction((sql) =>
+    sql.get<{ outbox_id: number }>(
       `INSERT INTO outbox_actions (request_id, kind, notes, state_name, at, reason)
-       VALUES (@request_id, @kind, @notes, @state_name, @at, @reason)`,
-    )
-    .run({
-      request_id: requestId,
-      kind: action.kind,
-      notes: action.notes ?? null,
-      state_name: action.state_name ?? null,
-      at: action.at ?? null,
-      reason: action.reason ?? null,
-    });
-  return Number(result.lastInsertRowid);
+       VALUES (@request_id, @kind, @notes, @state_name, @at, @reason)
+       RETURNING outbox_id`,
+      {
+        request_id: requestId,
+        kind: action.kind,
+        notes: action.notes ?? null,
+        state_name: action.state_name ?? null,
+        at: action.at ?? null,
+        reason: action.reason ?? null,
+      },
+    ),
+  );
+  return Number(row!.outbox_id);
 }
 
 /** A stored outbox row's delivery columns. */
@@ -78,10 +80,10 @@ export interface DeliveryRow {
 
 /** Every row of an outbox table, in outbox_id order. */
 export function outboxRows<T extends object = Record<string, unknown>>(
-  sqlite: Database.Database,
+  db: Connection,
   table: 'outbox_locations' | 'outbox_actions',
-): (DeliveryRow & T)[] {
-  return sqlite.prepare(`SELECT * FROM ${table} ORDER BY outbox_id`).all() as (DeliveryRow & T)[];
+): Promise<(DeliveryRow & T)[]> {
+  return db.read((sql) => sql.all<DeliveryRow & T>(`SELECT * FROM ${table} ORDER BY outbox_id`));
 }
 
 /** `count` samples one second apart from `startSec`, each with a distinct timestamp. */

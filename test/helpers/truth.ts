@@ -72,24 +72,34 @@ export function truthInWindow(
     .filter((record) => mirror.deps.settings.states.includes(record.listState));
 }
 
-/** Asserts that the mirror equals the simulator's truth, column by column, child rows included. */
-export function expectMirrorEqualsTruth(
+/**
+ * Asserts that the mirror equals the simulator's truth, column by column, child rows included.
+ * Reads the whole mirror in one snapshot, on either engine.
+ */
+export async function expectMirrorEqualsTruth(
   mirror: MirrorFixture,
   range?: EventRange,
   { isVisibleOnly = false }: { isVisibleOnly?: boolean } = {},
-): void {
+): Promise<void> {
   // A backfill never marks a request unavailable: it is held only to what is still visible.
   const truths = truthInWindow(mirror, range).filter((t) => !isVisibleOnly || t.isVisible);
-  const select = mirror.db.sqlite.prepare('SELECT * FROM requests WHERE request_id = ?');
-  const locations = mirror.db.sqlite.prepare(
-    'SELECT * FROM request_locations WHERE request_id = ? ORDER BY role',
-  );
-  const fields = mirror.db.sqlite.prepare(
-    'SELECT scope, name, value_json FROM request_fields WHERE request_id = ? ORDER BY scope, name',
+  const { requests, locations, fields } = await mirror.db.read(
+    async (sql) => ({
+      requests: byRequest(await sql.all<Row>('SELECT * FROM requests')),
+      locations: byRequest(
+        await sql.all<Row>('SELECT * FROM request_locations ORDER BY request_id, role'),
+      ),
+      fields: byRequest(
+        await sql.all<Row>(
+          'SELECT request_id, scope, name, value_json FROM request_fields ORDER BY request_id, scope, name',
+        ),
+      ),
+    }),
+    { isSnapshot: true },
   );
   let visible = 0;
   for (const truth of truths) {
-    const row = select.get(truth.requestId) as Row | undefined;
+    const row = requests.get(truth.requestId)?.[0];
     if (!truth.isVisible) {
       // Gone from the service: either never stored, or stored and marked, never deleted.
       if (row) expect(row.unavailable_at, truth.requestId).not.toBeNull();
@@ -108,7 +118,7 @@ export function expectMirrorEqualsTruth(
       isFromFullList ? withoutLocationIds(truth.detail) : truth.detail,
     );
     const detail = truth.detail as Record<string, Record<string, unknown>>;
-    const stored = locations.all(truth.requestId) as Row[];
+    const stored = locations.get(truth.requestId) ?? [];
     expect(
       stored.map((location) => [
         location.role,
@@ -138,17 +148,46 @@ export function expectMirrorEqualsTruth(
       ...Object.entries(obj(detail.enabled_patient_fields)).map(([name, value]) => ({
         scope: 'patient',
         name,
-        value_json: value === null ? null : JSON.stringify(value),
+        value: value ?? null,
       })),
       ...Object.entries(obj(detail.enabled_request_fields)).map(([name, value]) => ({
         scope: 'request',
         name,
-        value_json: value === null ? null : JSON.stringify(value),
+        value: value ?? null,
       })),
-    ].sort((a, b) => (a.scope + a.name < b.scope + b.name ? -1 : 1));
-    expect(fields.all(truth.requestId), truth.requestId).toEqual(expectedFields);
+    ].sort(byScopeAndName);
+    // JSON compared as values: PostgreSQL's jsonb prints it its own way.
+    const storedFields = (fields.get(truth.requestId) ?? []).map(({ scope, name, value_json }) => ({
+      scope,
+      name,
+      value: value_json === null ? null : JSON.parse(value_json as string),
+    }));
+    // Sorted here, not by SQL: PostgreSQL's collation may order names differently from SQLite's.
+    storedFields.sort(byScopeAndName);
+    expect(storedFields, truth.requestId).toEqual(expectedFields);
   }
   expect(visible).toBeGreaterThan(0);
+}
+
+function byScopeAndName(
+  a: { scope: unknown; name: unknown },
+  b: { scope: unknown; name: unknown },
+) {
+  const [x, y] = [
+    `${String(a.scope)}\u0000${String(a.name)}`,
+    `${String(b.scope)}\u0000${String(b.name)}`,
+  ];
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** Rows grouped by their request_id, in the order read. */
+function byRequest(rows: Row[]): Map<string, Row[]> {
+  const grouped = new Map<string, Row[]>();
+  for (const row of rows) {
+    const id = row.request_id as string;
+    grouped.set(id, [...(grouped.get(id) ?? []), row]);
+  }
+  return grouped;
 }
 
 function withoutLocationIds(detail: Record<string, unknown>): Record<string, unknown> {

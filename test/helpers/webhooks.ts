@@ -1,7 +1,7 @@
 /**
  * Shared by the webhook tests: a signing key pair, signed deliveries over loopback, a complete
- * v2.0 data object, and a fixture with the webhook service on a real SQLite file beside the
- * simulator and the real client.
+ * v2.0 data object, and a fixture with the webhook service on a real database of the project's
+ * engine (a SQLite file, or a PostgreSQL database) beside the simulator and the real client.
  */
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import {
   type WebhookConfig,
   type WebhookService,
 } from '../../src/webhooks/index.js';
+import { queryOne } from './engine.js';
 import { startMirror, type MirrorFixture } from './mirror.js';
 import { tempDir } from './records.js';
 import type { SimulatorOptions } from '../../src/simulator/index.js';
@@ -266,7 +267,7 @@ export function v2Event(
   };
 }
 
-/** The simulator, a real SQLite file, the real client, and the webhook service on loopback. */
+/** The simulator, a real database, the real client, and the webhook service on loopback. */
 export interface WebhookFixture extends MirrorFixture {
   service: WebhookService;
   keyFile: string;
@@ -274,7 +275,8 @@ export interface WebhookFixture extends MirrorFixture {
   /** Starts another service on the same database (after `service.stop()`: a restart). */
   restart(options?: { pollingIsOn?: boolean }): Promise<WebhookService>;
   post(payload: unknown, options?: Parameters<typeof deliver>[2]): Promise<Delivered>;
-  count(sql: string, ...params: unknown[]): number;
+  /** The `n` of a `SELECT count(*) AS n ...` on the mirror (`@name` parameters). */
+  count(sql: string, params?: object): Promise<number>;
 }
 
 /** Starts the fixture; the simulator sends its webhooks here when `webhooks` is set. */
@@ -326,7 +328,7 @@ export async function startWebhookFixture(
       return fixture.service;
     },
     post: (payload, postOptions) => deliver(fixture.service.url, payload, postOptions),
-    count: (sql, ...params) => (mirror.db.sqlite.prepare(sql).get(...params) as { n: number }).n,
+    count: async (sql, params) => (await queryOne<{ n: number }>(mirror.db, sql, params))!.n,
     async close() {
       mirror.sim.webhooks?.close();
       await fixture.service.stop();
@@ -335,6 +337,20 @@ export async function startWebhookFixture(
   };
   if (mirror.sim.webhooks) mirror.sim.webhooks.url = fixture.service.url;
   return fixture;
+}
+
+/**
+ * A row with its JSON columns (`*_json`) parsed: PostgreSQL keeps them as jsonb and reprints
+ * them (key order, spaces), so they are compared as values, never as text.
+ */
+export function parseJsonColumns<T extends Record<string, unknown> | undefined>(row: T): T {
+  if (!row) return row;
+  return Object.fromEntries(
+    Object.entries(row).map(([key, value]) => [
+      key,
+      key.endsWith('_json') && typeof value === 'string' ? (JSON.parse(value) as unknown) : value,
+    ]),
+  ) as T;
 }
 
 /** Percentile (0-100) of a list of numbers. */

@@ -8,6 +8,7 @@ export const SQLITE_DIALECT: Dialect = {
   engine: 'sqlite',
   jsonMemberIsObject: (column, member) => `json_type(${column}, '$.${member}') = 'object'`,
   forUpdate: '',
+  isNulStorable: true,
 };
 
 /** An open SQLite mirror: the connection, and the raw handle SQLite-only tools need. */
@@ -75,6 +76,7 @@ export function sqliteConnection(sqlite: Database.Database, path: string): Sqlit
     undefined;
   return {
     engine: 'sqlite',
+    dialect: SQLITE_DIALECT,
     location: path,
     sqlite,
     path,

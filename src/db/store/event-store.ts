@@ -4,7 +4,7 @@ import {
   type EventRow,
   type ProfileRow,
 } from '../schema/index.js';
-import type { Sql } from '../sql.js';
+import { jsonHasNul, jsonWithNulSpelledOut, type Sql } from '../sql.js';
 
 /** A stored event waiting to be applied. */
 export interface PendingEvent {
@@ -28,13 +28,21 @@ export function createEventStore(sql: Sql) {
       AND (request_status = 'UNAVAILABLE' OR ${sql.dialect.jsonMemberIsObject('payload_json', 'data')})
     LIMIT 1`;
   return {
-    /** Stores a delivery; false when its event_id is already stored (a retried delivery). */
-    async insert(row: EventRow): Promise<boolean> {
+    /**
+     * Stores a delivery; false when its event_id is already stored (a retried delivery). A
+     * payload holding NUL on an engine that cannot store it is kept with the NUL spelled out and
+     * marked processed with the reason: applying it would store text that reads differently.
+     */
+    async insert(event: EventRow): Promise<boolean> {
+      const isUnstorable = !sql.dialect.isNulStorable && jsonHasNul(event.payload_json);
+      const row = isUnstorable
+        ? withNulSpelledOut(event)
+        : { ...event, processed_at: null, error: null };
       const changes = await sql.run(
         `INSERT INTO webhook_events (event_id, envelope, event_timestamp, service_request_id,
-           request_status, action, event_type, payload_json, received_at)
+           request_status, action, event_type, payload_json, received_at, processed_at, error)
          VALUES (@event_id, @envelope, @event_timestamp, @service_request_id, @request_status,
-           @action, @event_type, @payload_json, @received_at)
+           @action, @event_type, @payload_json, @received_at, @processed_at, @error)
          ON CONFLICT (event_id) DO NOTHING`,
         row,
       );
@@ -96,3 +104,24 @@ export function createEventStore(sql: Sql) {
 
 /** The webhook event store's interface. */
 export type EventStore = ReturnType<typeof createEventStore>;
+
+/** Why a delivery holding NUL was not applied (webhook_events.error). */
+export const NUL_NOT_APPLIED =
+  'not applied: the payload holds a NUL character (U+0000), which PostgreSQL cannot store';
+
+/** The row with every NUL spelled out as \\u0000, processed at once with the reason. */
+function withNulSpelledOut(event: EventRow) {
+  const spell = (value: string | null) =>
+    value === null ? null : value.replaceAll('\u0000', '\\u0000');
+  return {
+    ...event,
+    event_id: spell(event.event_id)!,
+    service_request_id: spell(event.service_request_id),
+    request_status: spell(event.request_status),
+    action: spell(event.action),
+    event_type: spell(event.event_type),
+    payload_json: jsonWithNulSpelledOut(event.payload_json),
+    processed_at: event.received_at,
+    error: NUL_NOT_APPLIED,
+  };
+}

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import type { Connection, Sql } from '../sql.js';
 
 /**
@@ -114,4 +115,27 @@ export async function readLastDeliveryAt(db: Connection): Promise<string | null>
     sql.get<{ at: string | null }>('SELECT max(received_at) AS at FROM webhook_events'),
   );
   return row?.at ?? null;
+}
+
+/**
+ * The database's size in bytes: on SQLite its file and its write-ahead log (0 when absent), on
+ * PostgreSQL what the server reports for the database (its WAL is the server's, not ours).
+ */
+export async function databaseSize(
+  db: (Connection & { engine: 'sqlite'; path: string }) | (Connection & { engine: 'postgres' }),
+): Promise<{ database: number; wal: number }> {
+  if (db.engine === 'postgres') {
+    const row = await db.read((sql) =>
+      sql.get<{ n: number }>('SELECT pg_database_size(current_database()) AS n'),
+    );
+    return { database: row?.n ?? 0, wal: 0 };
+  }
+  const size = (file: string) => {
+    try {
+      return statSync(file).size;
+    } catch {
+      return 0;
+    }
+  };
+  return { database: size(db.path), wal: size(`${db.path}-wal`) };
 }

@@ -62,3 +62,18 @@ export async function readSyncState(
   if (!(await db.hasTable('sync_state'))) return undefined;
   return db.read((sql) => sql.get<SyncStateEntry>(SELECT, { key }));
 }
+
+/** Every entry whose key starts with `prefix`, read-only (status); none when the table is missing. */
+export async function readSyncStatePrefix(
+  db: Connection,
+  prefix: string,
+): Promise<(SyncStateEntry & { key: string })[]> {
+  if (!(await db.hasTable('sync_state'))) return [];
+  const rows = await db.read((sql) =>
+    sql.all<SyncStateEntry & { key: string }>(
+      'SELECT key, value, updated_at FROM sync_state WHERE substr(key, 1, @length) = @prefix',
+      { prefix, length: prefix.length },
+    ),
+  );
+  return rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startIntakeLedger } from '../../../src/daemon/intake-ledger.js';
 import { readStatus } from '../../../src/ops/status.js';
-import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 import { captureLogger } from '../../helpers/api.js';
+import { execute, queryAll } from '../../helpers/engine.js';
+import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 
 let mirror: MirrorFixture;
 afterEach(async () => mirror?.close());
@@ -18,16 +19,15 @@ const status = (m: MirrorFixture) =>
   });
 
 /** Open requests with pickup ahead, as the ledger judges them at risk. */
-function openRequests(m: MirrorFixture, since: number): string[] {
-  return (
-    m.db.sqlite
-      .prepare(
-        `SELECT request_id FROM requests WHERE unavailable_at IS NULL
-           AND list_state IN ('awaiting', 'accepted')
-           AND coalesce(transport_agreed_for_time, transport_pickup_time) > ?`,
-      )
-      .all(new Date(since).toISOString()) as { request_id: string }[]
-  ).map((row) => row.request_id);
+async function openRequests(m: MirrorFixture, since: number): Promise<string[]> {
+  const rows = await queryAll<{ request_id: string }>(
+    m.db,
+    `SELECT request_id FROM requests WHERE unavailable_at IS NULL
+       AND list_state IN ('awaiting', 'accepted')
+       AND coalesce(transport_agreed_for_time, transport_pickup_time) > @since`,
+    { since: new Date(since).toISOString() },
+  );
+  return rows.map((row) => row.request_id);
 }
 
 describe('the ledger of intake gaps', () => {
@@ -51,15 +51,15 @@ describe('the ledger of intake gaps', () => {
 
     // Down for 100 s; one open request gets an event after the gap began: no longer at risk.
     const gapStart = mirror.clock.now();
-    const open = openRequests(mirror, gapStart);
+    const open = await openRequests(mirror, gapStart);
     expect(open.length).toBeGreaterThan(3);
     mirror.clock.advance(100_000);
-    mirror.db.sqlite
-      .prepare(
-        `INSERT INTO webhook_events (event_id, envelope, service_request_id, payload_json, received_at)
-         VALUES ('e1', 'v2', ?, '{}', ?)`,
-      )
-      .run(open[0], new Date(mirror.clock.now()).toISOString());
+    await execute(
+      mirror.db,
+      `INSERT INTO webhook_events (event_id, envelope, service_request_id, payload_json, received_at)
+       VALUES ('e1', 'v2', @request_id, '{}', @received_at)`,
+      { request_id: open[0], received_at: new Date(mirror.clock.now()).toISOString() },
+    );
     await (await start()).stop();
     const report = await status(mirror);
     expect(report.intake_gaps.unreviewed).toBe(1);

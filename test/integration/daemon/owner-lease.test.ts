@@ -1,17 +1,17 @@
-import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { openDatabase } from '../../../src/db/open.js';
 import { createStore } from '../../../src/db/store.js';
 import { acquireOwnerLease, LEASE_EXPIRY_MS } from '../../../src/daemon/owner-lease.js';
 import { isTransportError } from '../../../src/errors.js';
 import { manualClock } from '../../helpers/simulator.js';
-import { tempDir } from '../../helpers/records.js';
+import { createTestDatabase } from '../../helpers/engine.js';
 
 describe('the daemon owner lease', () => {
   it('refuses a second owner while the first is alive, and hands over when it lapses or is released', async () => {
-    const path = join(tempDir(), 'lease.db');
-    const a = await openDatabase({ path });
-    const b = await openDatabase({ path });
+    const database = await createTestDatabase('lease.db');
+    onTestFinished(() => database.drop());
+    const a = await openDatabase({ location: database.location });
+    const b = await openDatabase({ location: database.location });
     const clock = manualClock();
     const storeA = createStore({ db: a, clock });
     const storeB = createStore({ db: b, clock });

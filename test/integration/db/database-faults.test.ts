@@ -2,28 +2,30 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTransportError } from '../../../src/errors.js';
 import type { CycleResult } from '../../../src/sync/poll.js';
+import { sqliteOf } from '../../helpers/engine.js';
 import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 import { expectMirrorEqualsTruth } from '../../helpers/truth.js';
 
 let mirror: MirrorFixture;
 afterEach(async () => mirror?.close());
 
-const count = (sql: string) => (mirror.db.sqlite.prepare(sql).get() as { n: number }).n;
+const sqlite = () => sqliteOf(mirror.db);
+const count = (sql: string) => (sqlite().prepare(sql).get() as { n: number }).n;
 
 describe('database faults', () => {
   it('survives a full disk: committed rows stay, nothing half-written, and it catches up once there is room', async () => {
     mirror = await startMirror({ requests: 80 });
     await mirror.cycle();
     const committed = count('SELECT count(*) AS n FROM requests');
-    const pages = mirror.db.sqlite.pragma('page_count', { simple: true }) as number;
-    mirror.db.sqlite.pragma(`max_page_count = ${pages + 3}`); // a disk with a few pages left
+    const pages = sqlite().pragma('page_count', { simple: true }) as number;
+    sqlite().pragma(`max_page_count = ${pages + 3}`); // a disk with a few pages left
     mirror.sim.addRequests(300, { state: 'accepted', eventAt: mirror.clock.now() + 3_600_000 });
 
     const outcome: CycleResult | unknown = await mirror.cycle().catch((error: unknown) => error);
     if (outcome instanceof Error)
       expect(isTransportError(outcome, 'db.full'), String(outcome)).toBe(true);
     else expect((outcome as CycleResult).counts.requestsFailed).toBeGreaterThan(0);
-    expect(mirror.db.sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
+    expect(sqlite().pragma('integrity_check', { simple: true })).toBe('ok');
     expect(count('SELECT count(*) AS n FROM requests')).toBeGreaterThanOrEqual(committed);
     // Every stored request is whole: its locations came with it.
     expect(
@@ -32,16 +34,16 @@ describe('database faults', () => {
       ),
     ).toBe(0);
 
-    mirror.db.sqlite.pragma('max_page_count = 1073741823');
+    sqlite().pragma('max_page_count = 1073741823');
     const recovered = await mirror.cycle();
     expect(recovered.status).toBe('ok');
-    expectMirrorEqualsTruth(mirror);
+    await expectMirrorEqualsTruth(mirror);
   });
 
   it('waits out, then reports, another writer holding the database, and catches up when it lets go', async () => {
     mirror = await startMirror({ requests: 60 });
     await mirror.cycle();
-    mirror.db.sqlite.pragma('busy_timeout = 300');
+    sqlite().pragma('busy_timeout = 300');
     const other = new Database(mirror.dbPath);
     other.exec('BEGIN IMMEDIATE');
     mirror.sim.addRequests(5, { state: 'accepted', eventAt: mirror.clock.now() + 3_600_000 });
@@ -53,6 +55,6 @@ describe('database faults', () => {
     const recovered = await mirror.cycle();
     expect(recovered.status).toBe('ok');
     expect(recovered.counts.requestsNew).toBe(5);
-    expectMirrorEqualsTruth(mirror);
+    await expectMirrorEqualsTruth(mirror);
   });
 });

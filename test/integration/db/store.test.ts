@@ -1,23 +1,42 @@
-import { statSync } from 'node:fs';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/clock.js';
-import { openDatabase, schemaVersion, type MirrorDb } from '../../../src/db/open.js';
+import {
+  knownSchemaVersion,
+  openDatabase,
+  schemaVersion,
+  type MirrorDb,
+} from '../../../src/db/open.js';
 import { createStore, type Store } from '../../../src/db/store.js';
 import { normalizeDetail } from '../../../src/sync/normalize.js';
-import { detailRecord, listFields, tempDir } from '../../helpers/records.js';
+import {
+  createTestDatabase,
+  execute,
+  queryAll,
+  queryOne,
+  testEngine,
+  type TestDatabase,
+} from '../../helpers/engine.js';
+import { detailRecord, listFields } from '../../helpers/records.js';
 
+/* The store on either engine; store.sqlite.test.ts has what only the SQLite file shows. */
+
+let database: TestDatabase;
 let db: MirrorDb;
 let store: Store;
-let path: string;
 
 beforeEach(async () => {
-  path = join(tempDir(), 'mirror.db');
-  db = await openDatabase({ path });
+  database = await createTestDatabase();
+  db = await openDatabase({ location: database.location });
   store = createStore({ db, clock: systemClock });
 });
-afterEach(() => db.close());
+afterEach(async () => {
+  await db.close();
+  await database.drop();
+});
+
+/** Where drizzle's migrator records the migrations it applied, on this engine. */
+const MIGRATIONS_TABLE =
+  testEngine() === 'postgres' ? 'drizzle.__drizzle_migrations' : '__drizzle_migrations';
 
 function write(
   record = detailRecord(),
@@ -36,34 +55,35 @@ function write(
 }
 
 describe('the mirror database', () => {
-  it('is created private (0600) with WAL, foreign keys and every migration', async () => {
-    expect(statSync(path).mode & 0o777).toBe(0o600);
-    await write();
-    expect(statSync(`${path}-wal`).mode & 0o777).toBe(0o600);
-    expect(db.sqlite.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.sqlite.pragma('foreign_keys', { simple: true })).toBe(1);
+  it('is created with every migration', async () => {
     expect(await schemaVersion(db)).toBeGreaterThanOrEqual(2);
+    expect(await schemaVersion(db)).toBe(knownSchemaVersion(db));
   });
 
-  it('refuses a database from a newer schema and leaves it untouched', async () => {
-    db.sqlite
-      .prepare('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)')
-      .run('future', 9_999_999_999_999);
-    await db.close();
-    const before = statSync(path).mtimeMs;
-    await expect(openDatabase({ path })).rejects.toThrow(/newer than this transport-sync knows/);
-    expect(statSync(path).mtimeMs).toBe(before);
-    await expect(openDatabase({ path, shouldMigrate: false, isReadOnly: true })).rejects.toThrow(
-      /newer/,
+  it('refuses a database from a newer schema', async () => {
+    await execute(
+      db,
+      `INSERT INTO ${MIGRATIONS_TABLE} (hash, created_at) VALUES (@hash, @created_at)`,
+      { hash: 'future', created_at: 9_999_999_999_999 },
     );
-    db = await openDatabase({ path: join(tempDir(), 'other.db') });
+    await db.close();
+    await expect(openDatabase({ location: database.location })).rejects.toThrow(
+      /newer than this transport-sync knows/,
+    );
+    await expect(
+      openDatabase({ location: database.location, shouldMigrate: false, isReadOnly: true }),
+    ).rejects.toThrow(/newer/);
+    const other = await createTestDatabase('other.db');
+    await database.drop();
+    database = other;
+    db = await openDatabase({ location: other.location });
   });
 });
 
 describe('writing requests', () => {
   it('stores canonical values, child rows and a created change', async () => {
     expect(await write()).toBe('new');
-    const row = db.sqlite.prepare('SELECT * FROM requests').get() as Record<string, unknown>;
+    const row = (await queryOne(db, 'SELECT * FROM requests'))!;
     expect(row).toMatchObject({
       request_id: 'K3J9QX2A',
       list_state: 'accepted',
@@ -80,32 +100,35 @@ describe('writing requests', () => {
     });
     expect(JSON.parse(row.raw_json as string)).toEqual(detailRecord());
     expect(
-      db.sqlite
-        .prepare('SELECT role, location_id, city FROM request_locations ORDER BY role')
-        .all(),
+      await queryAll(db, 'SELECT role, location_id, city FROM request_locations ORDER BY role'),
     ).toEqual([
       { role: 'destination', location_id: 'LOC2', city: 'Chicago' },
       { role: 'pickup', location_id: 'LOC1', city: 'Chicago' },
     ]);
+    // value_json is JSON (jsonb on PostgreSQL, which reprints it): compared parsed.
+    const fields = await queryAll<{ scope: string; name: string; value_json: string | null }>(
+      db,
+      'SELECT scope, name, value_json FROM request_fields ORDER BY scope, name',
+    );
     expect(
-      db.sqlite
-        .prepare('SELECT scope, name, value_json FROM request_fields ORDER BY scope, name')
-        .all(),
+      fields.map((f) => ({
+        ...f,
+        value_json: f.value_json === null ? null : JSON.parse(f.value_json),
+      })),
     ).toEqual([
       { scope: 'patient', name: 'isolation', value_json: null },
-      { scope: 'patient', name: 'weight_lbs', value_json: '180' },
-      { scope: 'request', name: 'notes', value_json: '"Stairs at entrance"' },
-      { scope: 'request', name: 'o2_lpm', value_json: '"2"' },
+      { scope: 'patient', name: 'weight_lbs', value_json: 180 },
+      { scope: 'request', name: 'notes', value_json: 'Stairs at entrance' },
+      { scope: 'request', name: 'o2_lpm', value_json: '2' },
     ]);
-    expect(db.sqlite.prepare('SELECT kind, new_state FROM request_changes').all()).toEqual([
+    expect(await queryAll(db, 'SELECT kind, new_state FROM request_changes')).toEqual([
       { kind: 'created', new_state: 'accepted' },
     ]);
     expect(
-      db.sqlite
-        .prepare(
-          'SELECT account_name, facility_name, effective_pickup_time, pickup_city FROM request_overview',
-        )
-        .get(),
+      await queryOne(
+        db,
+        'SELECT account_name, facility_name, effective_pickup_time, pickup_city FROM request_overview',
+      ),
     ).toEqual({
       account_name: 'Mercy Health',
       facility_name: 'Mercy Main',
@@ -147,13 +170,11 @@ describe('writing requests', () => {
         '2026-11-21T10:01:00.000Z',
       ),
     ).toBe('changed');
-    const change = db.sqlite
-      .prepare("SELECT * FROM request_changes WHERE kind = 'updated'")
-      .get() as {
+    const change = (await queryOne<{
       changed_columns: string;
       old_values_json: string;
       new_values_json: string;
-    };
+    }>(db, "SELECT * FROM request_changes WHERE kind = 'updated'"))!;
     expect(change.changed_columns.split(',')).toEqual([
       'list_state',
       'request_current_state',
@@ -196,7 +217,7 @@ describe('writing requests', () => {
       }),
     );
     expect(outcome).toBe('stale');
-    expect(db.sqlite.prepare('SELECT service_level_type FROM requests').get()).toEqual({
+    expect(await queryOne(db, 'SELECT service_level_type FROM requests')).toEqual({
       service_level_type: 'ALS',
     });
   });
@@ -216,26 +237,21 @@ describe('writing requests', () => {
       }),
     );
     expect(
-      db.sqlite
-        .prepare(
-          'SELECT created_timestamp_utc, last_updated_timestamp_utc, list_state, service_level_type FROM requests',
-        )
-        .get(),
+      await queryOne(
+        db,
+        'SELECT created_timestamp_utc, last_updated_timestamp_utc, list_state, service_level_type FROM requests',
+      ),
     ).toEqual({
       created_timestamp_utc: '2026-11-20T08:00:00.000Z',
       last_updated_timestamp_utc: '2026-11-21T08:00:00.000Z',
       list_state: 'accepted',
       service_level_type: 'ALS',
     });
-    expect(
-      JSON.parse(
-        (
-          db.sqlite.prepare('SELECT facilities_json FROM accounts').get() as {
-            facilities_json: string;
-          }
-        ).facilities_json,
-      ),
-    ).toHaveLength(1);
+    const account = await queryOne<{ facilities_json: string }>(
+      db,
+      'SELECT facilities_json FROM accounts',
+    );
+    expect(JSON.parse(account!.facilities_json)).toHaveLength(1);
   });
 
   it('marks a request unavailable without deleting it, and clears the mark when it comes back', async () => {
@@ -250,21 +266,20 @@ describe('writing requests', () => {
         tx.requests.markUnavailable('K3J9QX2A', '2026-11-21T11:05:00.000Z', 'poll'),
       ),
     ).toBe(false);
-    expect(db.sqlite.prepare('SELECT unavailable_at FROM requests').get()).toEqual({
+    expect(await queryOne(db, 'SELECT unavailable_at FROM requests')).toEqual({
       unavailable_at: '2026-11-21T11:00:00.000Z',
     });
-    expect(db.sqlite.prepare('SELECT count(*) AS n FROM request_locations').get()).toEqual({
+    expect(await queryOne(db, 'SELECT count(*) AS n FROM request_locations')).toEqual({
       n: 2,
     });
     await write(detailRecord(), listFields(), '2026-11-21T12:00:00.000Z');
-    expect(db.sqlite.prepare('SELECT unavailable_at FROM requests').get()).toEqual({
+    expect(await queryOne(db, 'SELECT unavailable_at FROM requests')).toEqual({
       unavailable_at: null,
     });
     expect(
-      db.sqlite
-        .prepare('SELECT kind FROM request_changes ORDER BY change_id')
-        .all()
-        .map((row) => (row as { kind: string }).kind),
+      (
+        await queryAll<{ kind: string }>(db, 'SELECT kind FROM request_changes ORDER BY change_id')
+      ).map((row) => row.kind),
     ).toEqual(['created', 'unavailable', 'available']);
   });
 
@@ -280,21 +295,30 @@ describe('writing requests', () => {
         throw new Error('disk full');
       }),
     ).rejects.toThrow('disk full');
-    expect(db.sqlite.prepare('SELECT count(*) AS n FROM requests').get()).toEqual({ n: 0 });
-    expect(db.sqlite.prepare('SELECT count(*) AS n FROM request_locations').get()).toEqual({
+    expect(await queryOne(db, 'SELECT count(*) AS n FROM requests')).toEqual({ n: 0 });
+    expect(await queryOne(db, 'SELECT count(*) AS n FROM request_locations')).toEqual({
       n: 0,
     });
   });
 
   it('lets a reader holding a read transaction coexist with a write', async () => {
     await write();
-    const reader = new Database(path, { readonly: true });
-    reader.exec('BEGIN');
-    expect(reader.prepare('SELECT count(*) AS n FROM requests').get()).toEqual({ n: 1 });
-    await write(detailRecord({ request_id: 'SECOND01' }));
-    expect(reader.prepare('SELECT count(*) AS n FROM requests').get()).toEqual({ n: 1 });
-    reader.exec('COMMIT');
-    expect(reader.prepare('SELECT count(*) AS n FROM requests').get()).toEqual({ n: 2 });
-    reader.close();
+    // Another connection, as another program would read (a WAL reader on SQLite).
+    const reader = await openDatabase({
+      location: database.location,
+      isReadOnly: true,
+      shouldMigrate: false,
+    });
+    const count = 'SELECT count(*) AS n FROM requests';
+    await reader.read(
+      async (sql) => {
+        expect(await sql.get(count)).toEqual({ n: 1 });
+        await write(detailRecord({ request_id: 'SECOND01' }));
+        expect(await sql.get(count)).toEqual({ n: 1 });
+      },
+      { isSnapshot: true },
+    );
+    expect(await queryOne(reader, count)).toEqual({ n: 2 });
+    await reader.close();
   });
 });

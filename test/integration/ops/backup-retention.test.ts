@@ -4,9 +4,14 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
 import { backupDatabase } from '../../../src/ops/backup.js';
-import { pruneHistory } from '../../../src/ops/retention.js';
+import { sqliteOf } from '../../helpers/engine.js';
 import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 import { tempDir } from '../../helpers/records.js';
+
+/*
+ * Backups (VACUUM INTO a file): SQLite only. Retention, which both engines run, is in
+ * retention.test.ts.
+ */
 
 let mirror: MirrorFixture | undefined;
 let db: MirrorDb | undefined;
@@ -43,7 +48,7 @@ describe('backup', () => {
     // Wait until the second cycle has written some of its rows, then copy while it runs.
     const runs = () =>
       (
-        mirror!.db.sqlite
+        sqliteOf(mirror!.db)
           .prepare("SELECT count(*) AS n FROM sync_runs WHERE status = 'running'")
           .get() as { n: number }
       ).n;
@@ -52,7 +57,7 @@ describe('backup', () => {
     // The copy (VACUUM INTO) runs synchronously inside this call, before its first await.
     const backup = backupDatabase({ sourcePath: mirror.dbPath, targetPath: target });
     // Synchronously after the copy, before the cycle can write again: the source as copied.
-    const source = dump(mirror.db.sqlite);
+    const source = dump(sqliteOf(mirror.db));
     const result = await backup;
     await cycle;
 
@@ -75,9 +80,9 @@ describe('backup', () => {
     await mirror.cycle();
     const target = join(tempDir(), 'backup.db');
     await backupDatabase({ sourcePath: mirror.dbPath, targetPath: target });
-    const before = dump(mirror.db.sqlite);
-    db = await openDatabase({ path: target }); // migrates: a no-op on an up-to-date copy
-    expect(dump(db.sqlite)).toEqual(before);
+    const before = dump(sqliteOf(mirror.db));
+    db = await openDatabase({ location: target }); // migrates: a no-op on an up-to-date copy
+    expect(dump(sqliteOf(db))).toEqual(before);
   });
 
   it('refuses to overwrite a file unless forced, and leaves no temporary file behind', async () => {
@@ -98,77 +103,5 @@ describe('backup', () => {
     await expect(
       backupDatabase({ sourcePath: mirror.dbPath, targetPath: mirror.dbPath }),
     ).rejects.toThrow(expect.objectContaining({ code: 'backup.same_file' }));
-  });
-});
-
-describe('retention', () => {
-  const DAY = 86_400_000;
-  const NOW = Date.UTC(2025, 5, 15, 12, 0, 0);
-  const at = (daysAgo: number, extraMs = 0) =>
-    new Date(NOW - daysAgo * DAY + extraMs).toISOString();
-
-  function seed(sqlite: Database.Database) {
-    const run = sqlite.prepare(
-      "INSERT INTO sync_runs (kind, started_at, finished_at, status) VALUES ('poll', ?, ?, ?)",
-    );
-    run.run(at(40), at(40), 'ok'); // old: pruned
-    run.run(at(31), at(30, -1), 'failed'); // finished just before the cutoff: pruned
-    run.run(at(30), at(30), 'ok'); // exactly at the cutoff: kept
-    run.run(at(45), null, 'running'); // never finished: kept
-    run.run(at(1), at(1), 'ok');
-    const event = sqlite.prepare(
-      "INSERT INTO webhook_events (event_id, envelope, payload_json, received_at, processed_at) VALUES (?, 'v2', '{}', ?, ?)",
-    );
-    event.run('e1', at(50), at(50)); // old, processed: pruned
-    event.run('e2', at(50), null); // old, never applied: kept
-    event.run('e3', at(2), at(2));
-    const change = sqlite.prepare(
-      "INSERT INTO request_changes (request_id, observed_at, kind, source, changed_columns) VALUES ('R1', ?, 'updated', 'poll', 'x')",
-    );
-    change.run(at(90));
-    change.run(at(31));
-    change.run(at(29));
-  }
-
-  it('deletes exactly the finished runs, processed events and changes older than the retention', async () => {
-    db = await openDatabase({ path: join(tempDir(), 'mirror.db') });
-    seed(db.sqlite);
-    const counts = await pruneHistory({ db, retentionDays: 30, now: NOW });
-    expect(counts).toEqual({ syncRuns: 2, webhookEvents: 1, requestChanges: 2 });
-    const left = (sql: string) => db!.sqlite.prepare(sql).all();
-    expect(left('SELECT status, finished_at FROM sync_runs ORDER BY run_id')).toEqual([
-      { status: 'ok', finished_at: at(30) },
-      { status: 'running', finished_at: null },
-      { status: 'ok', finished_at: at(1) },
-    ]);
-    expect(left('SELECT event_id FROM webhook_events ORDER BY event_id')).toEqual([
-      { event_id: 'e2' },
-      { event_id: 'e3' },
-    ]);
-    expect(left('SELECT observed_at FROM request_changes')).toEqual([{ observed_at: at(29) }]);
-    // Nothing is left to prune a second time.
-    expect(await pruneHistory({ db, retentionDays: 30, now: NOW })).toEqual({
-      syncRuns: 0,
-      webhookEvents: 0,
-      requestChanges: 0,
-    });
-  });
-
-  it('keeps everything at 0 days, and prunes in batches past 5000 rows', async () => {
-    db = await openDatabase({ path: join(tempDir(), 'mirror.db') });
-    seed(db.sqlite);
-    expect(await pruneHistory({ db, retentionDays: 0, now: NOW })).toEqual({
-      syncRuns: 0,
-      webhookEvents: 0,
-      requestChanges: 0,
-    });
-    const change = db.sqlite.prepare(
-      "INSERT INTO request_changes (request_id, observed_at, kind, source, changed_columns) VALUES ('R2', ?, 'updated', 'poll', 'x')",
-    );
-    db.sqlite.transaction(() => {
-      for (let i = 0; i < 12_345; i += 1) change.run(at(100));
-    })();
-    const counts = await pruneHistory({ db, retentionDays: 30, now: NOW });
-    expect(counts.requestChanges).toBe(12_345 + 2);
   });
 });

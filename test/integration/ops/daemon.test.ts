@@ -8,10 +8,23 @@ import { loadConfig } from '../../../src/config/index.js';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
 import { silentLogger } from '../../../src/log.js';
 import { createDaemonOps } from '../../../src/ops/daemon-ops.js';
+import { createTestDatabase, type TestDatabase } from '../../helpers/engine.js';
 import { tempDir } from '../../helpers/records.js';
 
 let db: MirrorDb | undefined;
-afterEach(() => db?.close());
+let database: TestDatabase | undefined;
+afterEach(async () => {
+  await db?.close();
+  db = undefined;
+  await database?.drop();
+  database = undefined;
+});
+
+/** TRANSPORT_DB of a fresh database on the project's engine (dropped after the test). */
+async function freshDatabase(): Promise<string> {
+  database = await createTestDatabase();
+  return database.location;
+}
 
 /** A directory holding a stand-in systemd-notify that appends its arguments to a file. */
 function fakeNotifyPath() {
@@ -27,9 +40,8 @@ function fakeNotifyPath() {
 describe('the ops a daemon starts', () => {
   it('serves the endpoint, says READY=1 after it, pings the watchdog, and says STOPPING=1 at stop', async () => {
     const fake = fakeNotifyPath();
-    const dir = tempDir();
     const config = loadConfig({
-      env: { TRANSPORT_DB: join(dir, 'mirror.db'), TRANSPORT_HTTP_LISTEN: '127.0.0.1:0' },
+      env: { TRANSPORT_DB: await freshDatabase(), TRANSPORT_HTTP_LISTEN: '127.0.0.1:0' },
       needsService: false,
     });
     const env = {
@@ -37,12 +49,12 @@ describe('the ops a daemon starts', () => {
       NOTIFY_SOCKET: '/run/systemd/notify',
       WATCHDOG_USEC: '100000',
     };
-    db = await openDatabase({ path: config.dbPath });
+    db = await openDatabase({ location: config.dbPath });
     const ops = createDaemonOps({ config, log: silentLogger(), env });
     const { url } = await ops.start({
       db,
       clock: systemClock,
-      scheduler: { lastProgressAt: () => Date.now() },
+      progress: { lastProgressAt: () => Date.now() },
     });
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(fake.calls()[0]).toBe('--ready --status=polling on "0 * * * * *"');
@@ -67,10 +79,10 @@ describe('the ops a daemon starts', () => {
   it('starts no endpoint without TRANSPORT_HTTP_LISTEN and sends nothing off systemd', async () => {
     const fake = fakeNotifyPath();
     const config = loadConfig({
-      env: { TRANSPORT_DB: join(tempDir(), 'mirror.db') },
+      env: { TRANSPORT_DB: await freshDatabase() },
       needsService: false,
     });
-    db = await openDatabase({ path: config.dbPath });
+    db = await openDatabase({ location: config.dbPath });
     const ops = createDaemonOps({ config, log: silentLogger(), env: { PATH: fake.dir } });
     const started = await ops.start({ db, clock: systemClock });
     expect(started).toMatchObject({ isSharedWithWebhooks: false });
@@ -82,13 +94,13 @@ describe('the ops a daemon starts', () => {
   it('leaves the port to the webhook receiver when both listen on one address, handing it the routes', async () => {
     const config = loadConfig({
       env: {
-        TRANSPORT_DB: join(tempDir(), 'mirror.db'),
+        TRANSPORT_DB: await freshDatabase(),
         TRANSPORT_HTTP_LISTEN: '18999',
         TRANSPORT_WEBHOOK_LISTEN: '127.0.0.1:18999',
       },
       needsService: false,
     });
-    db = await openDatabase({ path: config.dbPath });
+    db = await openDatabase({ location: config.dbPath });
     const ops = createDaemonOps({ config, log: silentLogger(), env: {} });
     const { url, routes, isSharedWithWebhooks } = await ops.start({ db, clock: systemClock });
     expect(url).toBeUndefined();

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServiceClient, type ServiceClient } from '../../../src/api/index.js';
 import { systemClock, type Clock } from '../../../src/clock.js';
@@ -13,7 +12,7 @@ import { registerDbGauges } from '../../../src/ops/metrics-db.js';
 import { createSimulator, type Simulator } from '../../../src/simulator/index.js';
 import { createCallTally } from '../../../src/sync/call-tally.js';
 import { runPollCycle, type CycleResult, type PollDeps } from '../../../src/sync/poll.js';
-import { tempDir } from '../../helpers/records.js';
+import { countRows, createTestDatabase } from '../../helpers/engine.js';
 import { manualClock } from '../../helpers/simulator.js';
 
 /** A daemon's parts as `run` wires them: simulator, client with metric hooks, store, ops server. */
@@ -44,7 +43,9 @@ async function startRig({
   const sim = createSimulator({ seed: 3, requests: 60, pastDays: 2, futureDays: 5, clock });
   const { url } = await sim.listen(0, '127.0.0.1');
   cleanups.push(() => sim.close());
-  const db = await openDatabase({ path: join(tempDir(), 'mirror.db') });
+  const database = await createTestDatabase();
+  cleanups.push(() => database.drop());
+  const db = await openDatabase({ location: database.location });
   cleanups.push(() => db.close());
   const metrics = createMetrics();
   registerDbGauges({
@@ -180,10 +181,13 @@ describe('the ops server fed by poll cycles against the simulator (manual clock)
     expect(metrics.text).toMatch(/^transport_sync_freshness_seconds 181$/m);
     expect(metrics.text).toMatch(/^transport_sync_quarantined_records 0$/m);
     expect(metrics.text).toContain('process_resident_memory_bytes');
-    const stored = rig.db.sqlite
-      .prepare('SELECT count(*) AS n FROM requests WHERE unavailable_at IS NULL AND list_state = ?')
-      .get('accepted') as { n: number };
-    expect(metrics.text).toContain(`transport_sync_requests{state="accepted"} ${stored.n}\n`);
+    const stored = await countRows(
+      rig.db,
+      'requests',
+      'unavailable_at IS NULL AND list_state = @state',
+      { state: 'accepted' },
+    );
+    expect(metrics.text).toContain(`transport_sync_requests{state="accepted"} ${stored}\n`);
   });
 
   it('refuses other methods, 404s unknown paths, and hands them to a fallback handler when given', async () => {

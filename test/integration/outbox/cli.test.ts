@@ -1,12 +1,11 @@
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../../src/cli/main.js';
 import { systemClock, type Clock } from '../../../src/clock.js';
+import { openDatabase } from '../../../src/db/open.js';
 import { createSimulator, type Simulator } from '../../../src/simulator/index.js';
 import { serviceEnv } from '../../helpers/cli.js';
-import { tempDir } from '../../helpers/records.js';
+import { createTestDatabase, queryOne, type TestDatabase } from '../../helpers/engine.js';
 
 /*
  * The action commands in-process, against an in-process simulator whose faults and clock the test
@@ -15,15 +14,19 @@ import { tempDir } from '../../helpers/records.js';
 
 const DAY = 86_400_000;
 let sim: Simulator | undefined;
+let database: TestDatabase | undefined;
 afterEach(async () => {
   await sim?.close();
   sim = undefined;
+  await database?.drop();
+  database = undefined;
 });
 
 async function start(clock: Clock = systemClock): Promise<{ url: string; dbPath: string }> {
   sim = createSimulator({ seed: 9, requests: 10, clock });
   const { url } = await sim.listen(0, '127.0.0.1');
-  return { url, dbPath: join(tempDir(), 'mirror.db') };
+  database = await createTestDatabase();
+  return { url, dbPath: database.location };
 }
 
 async function cli(args: string[], env: NodeJS.ProcessEnv) {
@@ -71,9 +74,11 @@ describe('action commands', () => {
       stdout: `accepted ${id} (the reply was lost; confirmed by reading the request back: it is assigned to us)\n`,
     });
     expect(sim!.calls.filter((c) => c.endpoint === 'accept')).toHaveLength(1);
-    const db = new Database(dbPath, { readonly: true });
-    const row = db.prepare('SELECT list_state FROM requests WHERE request_id = ?').get(id);
-    db.close();
+    const db = await openDatabase({ location: dbPath, isReadOnly: true, shouldMigrate: false });
+    const row = await queryOne(db, 'SELECT list_state FROM requests WHERE request_id = @id', {
+      id,
+    });
+    await db.close();
     expect(row).toEqual({ list_state: 'accepted' });
   });
 

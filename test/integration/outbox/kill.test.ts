@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
@@ -17,7 +16,7 @@ import {
   samplesFrom,
   tally,
 } from '../../helpers/outbox.js';
-import { tempDir } from '../../helpers/records.js';
+import { createTestDatabase, type TestDatabase } from '../../helpers/engine.js';
 
 /*
  * The drainer runs in a child process (the built code) and is killed with SIGKILL at the moment
@@ -30,17 +29,20 @@ const CHILD = fileURLToPath(new URL('../../helpers/outbox-child.mjs', import.met
 const HOUR = 3_600_000;
 
 let sim: Simulator;
+let database: TestDatabase;
 let db: MirrorDb;
 let dbPath: string;
 beforeEach(async () => {
   sim = createSimulator({ seed: 5, requests: 10 });
   await sim.listen(0, '127.0.0.1');
-  dbPath = join(tempDir(), 'mirror.db');
-  db = await openDatabase({ path: dbPath });
+  database = await createTestDatabase();
+  dbPath = database.location;
+  db = await openDatabase({ location: dbPath });
 });
 afterEach(async () => {
   await db.close();
   await sim.close();
+  await database.drop();
 });
 
 function runChild(): {
@@ -78,13 +80,13 @@ const uncertain = <T extends { last_error: string | null }>(rows: T[]) =>
 describe('a drainer killed mid-drain', () => {
   it('neither loses nor repeats an accept: the one in flight is settled by reading it back', async () => {
     const ids = sim.addRequests(8, { state: 'awaiting', eventAt: Date.now() + 5 * HOUR });
-    for (const id of ids) queueAction(db.sqlite, id, { kind: 'accept', notes: `crew for ${id}` });
+    for (const id of ids) await queueAction(db, id, { kind: 'accept', notes: `crew for ${id}` });
 
     const first = runChild();
     killOnRecord('accept', 3, first.child);
     expect(await first.exited).toMatchObject({ signal: 'SIGKILL' });
 
-    const afterKill = outboxRows(db.sqlite, 'outbox_actions');
+    const afterKill = await outboxRows(db, 'outbox_actions');
     expect(afterKill.filter((r) => r.status === 'sent').map((r) => r.request_id)).toEqual(
       ids.slice(0, 2),
     );
@@ -95,7 +97,7 @@ describe('a drainer killed mid-drain', () => {
     const second = runChild();
     expect(await second.exited).toMatchObject({ code: 0 });
 
-    const rows = outboxRows(db.sqlite, 'outbox_actions');
+    const rows = await outboxRows(db, 'outbox_actions');
     expect(rows.every((r) => r.status === 'sent')).toBe(true);
     expect(rows[2]!.last_error).toBe('confirmed by reading the request back: it is assigned to us');
     expect(actionsOf(sim, 'accept')).toEqual(new Map(ids.map((id) => [id, 1])));
@@ -108,18 +110,18 @@ describe('a drainer killed mid-drain', () => {
   it('loses no sample and repeats only the batch in flight at the kill', async () => {
     const [trip] = sim.addRequests(1, { state: 'accepted', eventAt: Date.now() + HOUR });
     const samples = samplesFrom(Math.floor(Date.now() / 1000) - 3600, 1000);
-    queueLocations(db.sqlite, trip!, samples);
+    await queueLocations(db, trip!, samples);
 
     const first = runChild();
     killOnRecord('locations', 2, first.child);
     expect(await first.exited).toMatchObject({ signal: 'SIGKILL' });
-    const inFlight = uncertain(outboxRows<{ timestamp: number }>(db.sqlite, 'outbox_locations'));
+    const inFlight = uncertain(await outboxRows<{ timestamp: number }>(db, 'outbox_locations'));
     expect(inFlight).toHaveLength(200);
 
     const second = runChild();
     expect(await second.exited).toMatchObject({ code: 0 });
 
-    const rows = outboxRows(db.sqlite, 'outbox_locations');
+    const rows = await outboxRows(db, 'outbox_locations');
     expect(rows.every((r) => r.status === 'sent')).toBe(true);
     const counts = tally(deliveredTimestamps(sim.actions, trip!));
     expect(counts.size).toBe(1000); // nothing lost

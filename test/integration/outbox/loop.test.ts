@@ -22,7 +22,7 @@ afterEach(() => f.close());
 describe('startOutboxDrainer', () => {
   it('drains at once and on its interval, never two passes at a time', async () => {
     const [trip] = f.sim.addRequests(1, { state: 'accepted', eventAt: T0 + 3_600_000 });
-    queueLocations(f.db.sqlite, trip!, samplesFrom(T0 / 1000 - 900, 450));
+    await queueLocations(f.db, trip!, samplesFrom(T0 / 1000 - 900, 450));
     f.sim.setLatency(40); // each call takes a while, so a second pass would overlap the first
     const drainer = startOutboxDrainer({
       store: f.store,
@@ -33,7 +33,7 @@ describe('startOutboxDrainer', () => {
     });
     // Asked for while the loop is due to run: one of the two waits for the other.
     const extra = await drainer.drainOnce();
-    queueAction(f.db.sqlite, trip!, {
+    await queueAction(f.db, trip!, {
       kind: 'state',
       state_name: 'en_route',
       at: new Date(T0).toISOString(),
@@ -47,12 +47,12 @@ describe('startOutboxDrainer', () => {
     const counts = tally(deliveredTimestamps(f.sim.actions, trip!));
     expect(counts.size).toBe(450);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
-    expect(outboxRows(f.db.sqlite, 'outbox_actions')[0]!.status).toBe('sent');
+    expect((await outboxRows(f.db, 'outbox_actions'))[0]!.status).toBe('sent');
   });
 
   it('stops after the call in flight, and starts no pass after stop', async () => {
     const trips = f.sim.addRequests(3, { state: 'accepted', eventAt: T0 + 3_600_000 });
-    for (const trip of trips) queueLocations(f.db.sqlite, trip, samplesFrom(T0 / 1000, 5));
+    for (const trip of trips) await queueLocations(f.db, trip, samplesFrom(T0 / 1000, 5));
     f.sim.setLatency(100);
     const drainer = startOutboxDrainer({
       store: f.store,
@@ -72,7 +72,7 @@ describe('startOutboxDrainer', () => {
     });
     await stopped;
 
-    const rows = outboxRows(f.db.sqlite, 'outbox_locations');
+    const rows = await outboxRows(f.db, 'outbox_locations');
     const sent = rows.filter((r) => r.status === 'sent');
     // The call in flight finished and was stored; no other request was started.
     expect(sent).toHaveLength(5);

@@ -28,10 +28,9 @@ const drain = (clock = f.clock) =>
 const fresh = (state: 'awaiting' | 'accepted') =>
   f.sim.addRequests(1, { state, eventAt: T0 + 5 * HOUR })[0]!;
 const iso = (ms: number) => new Date(ms).toISOString();
-const sqlite = () => f.db.sqlite;
-const allRows = () => [
-  ...outboxRows(sqlite(), 'outbox_locations'),
-  ...outboxRows(sqlite(), 'outbox_actions'),
+const allRows = async () => [
+  ...(await outboxRows(f.db, 'outbox_locations')),
+  ...(await outboxRows(f.db, 'outbox_actions')),
 ];
 
 /** Drains every `stepMs` of simulated time for `totalMs`, returning each pass's summary. */
@@ -45,24 +44,24 @@ async function drainFor(totalMs: number, stepMs: number): Promise<DrainSummary[]
 }
 
 /** A mixed queue over four requests; returns their ids and the samples queued. */
-function queueMixed() {
+async function queueMixed() {
   const trip = fresh('accepted');
   const second = fresh('accepted');
   const toAccept = fresh('awaiting');
   const toDecline = fresh('awaiting');
   const tripSamples = samplesFrom(T0_SEC - 900, 450);
   const secondSamples = samplesFrom(T0_SEC - 300, 30);
-  queueLocations(sqlite(), trip, tripSamples);
-  queueLocations(sqlite(), second, secondSamples);
-  queueAction(sqlite(), toAccept, { kind: 'accept', notes: 'on our way' });
-  queueAction(sqlite(), toDecline, { kind: 'decline' });
-  queueAction(sqlite(), trip, { kind: 'state', state_name: 'en_route', at: iso(T0 - 60_000) });
-  queueAction(sqlite(), trip, { kind: 'state', state_name: 'arrived', at: iso(T0) });
+  await queueLocations(f.db, trip, tripSamples);
+  await queueLocations(f.db, second, secondSamples);
+  await queueAction(f.db, toAccept, { kind: 'accept', notes: 'on our way' });
+  await queueAction(f.db, toDecline, { kind: 'decline' });
+  await queueAction(f.db, trip, { kind: 'state', state_name: 'en_route', at: iso(T0 - 60_000) });
+  await queueAction(f.db, trip, { kind: 'state', state_name: 'arrived', at: iso(T0) });
   return { trip, second, toAccept, toDecline, tripSamples, secondSamples };
 }
 
-function expectEachDeliveredOnce(q: ReturnType<typeof queueMixed>): void {
-  expect(allRows().every((row) => row.status === 'sent')).toBe(true);
+async function expectEachDeliveredOnce(q: Awaited<ReturnType<typeof queueMixed>>): Promise<void> {
+  expect((await allRows()).every((row) => row.status === 'sent')).toBe(true);
   expect(deliveredTimestamps(f.sim.actions, q.trip)).toEqual(q.tripSamples.map((s) => s.timestamp));
   expect(deliveredTimestamps(f.sim.actions, q.second)).toEqual(
     q.secondSamples.map((s) => s.timestamp),
@@ -75,7 +74,7 @@ function expectEachDeliveredOnce(q: ReturnType<typeof queueMixed>): void {
 
 describe('connectivity loss', () => {
   it('delivers every queued row exactly once after minutes without the service', async () => {
-    const q = queueMixed();
+    const q = await queueMixed();
     const port = Number(new URL(f.sim.url!).port);
     await f.sim.close(); // connection refused from now on
 
@@ -83,33 +82,35 @@ describe('connectivity loss', () => {
     expect(during.every((s) => s.isServiceDown && s.actionsSent + s.locationsSent === 0)).toBe(
       true,
     );
-    expect(allRows().every((row) => row.status === 'pending')).toBe(true);
+    expect((await allRows()).every((row) => row.status === 'pending')).toBe(true);
     // Refused connections certainly reached nothing: no row is marked as possibly delivered.
-    expect(allRows().some((row) => row.last_error?.startsWith('outcome unknown'))).toBe(false);
-    expect(Math.max(...allRows().map((row) => row.attempts))).toBeGreaterThan(3);
+    expect((await allRows()).some((row) => row.last_error?.startsWith('outcome unknown'))).toBe(
+      false,
+    );
+    expect(Math.max(...(await allRows()).map((row) => row.attempts))).toBeGreaterThan(3);
 
     await f.sim.listen(port);
     await drainFor(15 * 60_000, 60_000); // the longest backoff is 10 minutes
 
-    expectEachDeliveredOnce(q);
+    await expectEachDeliveredOnce(q);
   });
 
   it('delivers every row exactly once through minutes of 5xx answers', async () => {
-    const q = queueMixed();
+    const q = await queueMixed();
     // Action endpoints only: with the token endpoint failing too, nothing would be sent at all.
     f.sim.setFaults({ errorRate: 1, endpoints: ['accept', 'decline', 'state', 'locations_v2'] });
     const during = await drainFor(5 * 60_000, 15_000);
     expect(during.every((s) => s.actionsSent + s.locationsSent === 0)).toBe(true);
-    expect(allRows().some((row) => row.last_error?.startsWith('outcome unknown: api.server'))).toBe(
-      true,
-    );
+    expect(
+      (await allRows()).some((row) => row.last_error?.startsWith('outcome unknown: api.server')),
+    ).toBe(true);
 
     f.sim.setFaults({});
     await drainFor(15 * 60_000, 60_000);
 
     // The 5xx came before the handler, so the resends (and the read-backs of the accept and
     // decline) repeat nothing.
-    expectEachDeliveredOnce(q);
+    await expectEachDeliveredOnce(q);
   });
 });
 
@@ -117,12 +118,12 @@ describe('lost replies', () => {
   it('settles an accept and a decline whose replies were lost by reading them back', async () => {
     const toAccept = fresh('awaiting');
     const toDecline = fresh('awaiting');
-    queueAction(sqlite(), toAccept, { kind: 'accept' });
-    queueAction(sqlite(), toDecline, { kind: 'decline' });
+    await queueAction(f.db, toAccept, { kind: 'accept' });
+    await queueAction(f.db, toDecline, { kind: 'decline' });
     f.sim.setFaults({ dropRate: 1, endpoints: ['accept', 'decline'] });
 
     expect(await drain()).toMatchObject({ actionsSent: 0, deferred: 2 });
-    expect(outboxRows(sqlite(), 'outbox_actions').map((r) => r.last_error)).toEqual([
+    expect((await outboxRows(f.db, 'outbox_actions')).map((r) => r.last_error)).toEqual([
       expect.stringMatching(/^outcome unknown: api\.network/),
       expect.stringMatching(/^outcome unknown: api\.network/),
     ]);
@@ -131,13 +132,15 @@ describe('lost replies', () => {
     f.clock.advance(5_000);
     expect(await drain()).toMatchObject({ actionsSent: 2 });
 
-    expect(outboxRows(sqlite(), 'outbox_actions').map((r) => [r.status, r.last_error])).toEqual([
-      ['sent', 'confirmed by reading the request back: it is assigned to us'],
+    expect((await outboxRows(f.db, 'outbox_actions')).map((r) => [r.status, r.last_error])).toEqual(
       [
-        'sent',
-        'confirmed by reading the request back: it is no longer available to us, the decline stands',
+        ['sent', 'confirmed by reading the request back: it is assigned to us'],
+        [
+          'sent',
+          'confirmed by reading the request back: it is no longer available to us, the decline stands',
+        ],
       ],
-    ]);
+    );
     const calls = f.sim.calls.filter((c) => c.endpoint === 'accept' || c.endpoint === 'decline');
     expect(calls).toHaveLength(2); // never sent a second time
   });
@@ -145,11 +148,11 @@ describe('lost replies', () => {
   it('resends a sample batch whose reply was lost: exactly that batch arrives twice', async () => {
     const trip = fresh('accepted');
     const samples = samplesFrom(T0_SEC - 900, 450);
-    queueLocations(sqlite(), trip, samples);
+    await queueLocations(f.db, trip, samples);
     f.sim.setFaults({ dropRate: 1, endpoints: ['locations_v2'] });
     await drain();
-    const uncertain = outboxRows<{ timestamp: number }>(sqlite(), 'outbox_locations').filter((r) =>
-      r.last_error?.startsWith('outcome unknown'),
+    const uncertain = (await outboxRows<{ timestamp: number }>(f.db, 'outbox_locations')).filter(
+      (r) => r.last_error?.startsWith('outcome unknown'),
     );
     expect(uncertain).toHaveLength(200);
 
@@ -168,7 +171,7 @@ describe('lost replies', () => {
 describe('stale state timestamps', () => {
   it('fails a state update that went stale while the service was away, without sending it', async () => {
     const trip = fresh('accepted');
-    queueAction(sqlite(), trip, {
+    await queueAction(f.db, trip, {
       kind: 'state',
       state_name: 'completed',
       at: iso(T0 - 7 * DAY + 2 * 60_000),
@@ -179,7 +182,7 @@ describe('stale state timestamps', () => {
     await f.sim.listen(port);
     await drainFor(20 * 60_000, 60_000);
 
-    const [row] = outboxRows(sqlite(), 'outbox_actions');
+    const [row] = await outboxRows(f.db, 'outbox_actions');
     expect(row).toMatchObject({
       status: 'failed',
       last_error: 'invalid row: state timestamp is older than 7 days (stale)',
@@ -191,14 +194,14 @@ describe('stale state timestamps', () => {
     const trip = fresh('accepted');
     // Our clock a day behind the service's: the timestamp passes here and is stale there.
     const lagging = manualClock(T0 - DAY);
-    queueAction(sqlite(), trip, {
+    await queueAction(f.db, trip, {
       kind: 'state',
       state_name: 'arrived',
       at: iso(T0 - DAY - 6.5 * DAY),
     });
 
     expect(await drain(lagging)).toMatchObject({ failed: 1, deferred: 0 });
-    const [row] = outboxRows(sqlite(), 'outbox_actions');
+    const [row] = await outboxRows(f.db, 'outbox_actions');
     expect(row).toMatchObject({
       status: 'failed',
       attempts: 1,

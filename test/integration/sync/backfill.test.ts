@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { planBackfill, runBackfill, type BackfillDeps } from '../../../src/sync/backfill.js';
 import type { DetailsPage, SyncClient } from '../../../src/sync/ports.js';
 import { silentLogger } from '../../../src/log.js';
+import { countRows, queryAll, queryOne } from '../../helpers/engine.js';
 import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 import { expectMirrorEqualsTruth, truthInWindow } from '../../helpers/truth.js';
 
@@ -36,6 +37,16 @@ const range = (plan: { fromMs: number; toMs: number }) => ({
   to: new Date(plan.toMs).toISOString(),
 });
 
+/** The stored version of a request, its JSON parsed (PostgreSQL's jsonb reprints it). */
+async function storedVersion(m: MirrorFixture, id: string) {
+  const row = await queryOne<{ raw_json: string }>(
+    m.db,
+    'SELECT service_level_type, last_updated_timestamp_utc, raw_json FROM requests WHERE request_id = @id',
+    { id },
+  );
+  return row && { ...row, raw_json: JSON.parse(row.raw_json) as unknown };
+}
+
 describe('backfill against the simulator', () => {
   it('imports 90 days from the full list, equal to the truth, without a detail call per request', async () => {
     // Moves while paging have their own test below; this one counts calls exactly.
@@ -50,14 +61,15 @@ describe('backfill against the simulator', () => {
     const result = await runBackfill(deps(mirror), plan);
     expect(result.status).toBe('ok');
     expect(result.windowsDone).toBe(plan.windows.length);
-    expectMirrorEqualsTruth(mirror, range(plan));
+    await expectMirrorEqualsTruth(mirror, range(plan));
     expect(result.counts.requestsNew).toBe(
       truthInWindow(mirror, range(plan)).filter((t) => t.isVisible).length,
     );
     expect(result.counts.detailCalls).toBe(0);
-    const run = mirror.db.sqlite
-      .prepare("SELECT kind, status, requests_new FROM sync_runs WHERE kind = 'backfill'")
-      .get();
+    const run = await queryOne(
+      mirror.db,
+      "SELECT kind, status, requests_new FROM sync_runs WHERE kind = 'backfill'",
+    );
     expect(run).toEqual({
       kind: 'backfill',
       status: 'ok',
@@ -65,11 +77,7 @@ describe('backfill against the simulator', () => {
     });
     // The daemon's state is not touched, and nothing is marked unavailable.
     expect(await mirror.store.read((tx) => tx.state.get('last_success_at'))).toBeUndefined();
-    expect(
-      mirror.db.sqlite
-        .prepare('SELECT count(*) AS n FROM requests WHERE unavailable_at IS NOT NULL')
-        .get(),
-    ).toEqual({ n: 0 });
+    expect(await countRows(mirror.db, 'requests', 'unavailable_at IS NOT NULL')).toBe(0);
   });
 
   it('resumes after the last finished window when interrupted, without fetching finished windows again', async () => {
@@ -87,10 +95,13 @@ describe('backfill against the simulator', () => {
       onProgress: (progress) => progress.windowsDone === 4 && controller.abort(new Error('killed')),
     });
     expect(first.status).toBe('aborted');
-    const finished = mirror.db.sqlite
-      .prepare('SELECT window_from FROM backfill_windows WHERE backfill_key = ?')
-      .all(plan.key)
-      .map((row) => (row as { window_from: string }).window_from);
+    const finished = (
+      await queryAll<{ window_from: string }>(
+        mirror.db,
+        'SELECT window_from FROM backfill_windows WHERE backfill_key = @key',
+        { key: plan.key },
+      )
+    ).map((row) => row.window_from);
     expect(finished).toHaveLength(4);
 
     mirror.sim.resetCalls();
@@ -106,7 +117,7 @@ describe('backfill against the simulator', () => {
       expect(
         askedFrom.has(new Date(Math.floor(Date.parse(from) / 1000) * 1000).toISOString()),
       ).toBe(false);
-    expectMirrorEqualsTruth(mirror, range(plan));
+    await expectMirrorEqualsTruth(mirror, range(plan));
 
     // --restart reads everything again.
     mirror.sim.resetCalls();
@@ -156,10 +167,9 @@ describe('backfill against the simulator', () => {
     const result = await runBackfill(deps(mirror, shifting), plan);
     expect(result.status).toBe('ok');
     const stored = new Set(
-      mirror.db.sqlite
-        .prepare('SELECT request_id FROM requests')
-        .all()
-        .map((row) => (row as { request_id: string }).request_id),
+      (await queryAll<{ request_id: string }>(mirror.db, 'SELECT request_id FROM requests')).map(
+        (row) => row.request_id,
+      ),
     );
     const stillVisible = new Set(
       mirror.sim
@@ -199,11 +209,8 @@ describe('backfill against the simulator', () => {
     mirror.clock.advance(60_000);
     mirror.sim.world.editRequest(edited!.requestId, 'service_level');
     await mirror.cycle();
-    const polled = mirror.db.sqlite
-      .prepare(
-        'SELECT service_level_type, last_updated_timestamp_utc, raw_json FROM requests WHERE request_id = ?',
-      )
-      .get(edited!.requestId);
+    const polled = await storedVersion(mirror, edited!.requestId);
+    expect(polled).toBeDefined();
     const replaying: SyncClient = {
       listRequests: async (query) => recorded.lists.get(`${query.state}:${query.from}`)!,
       getRequest: (id, options) => mirror.client.getRequest(id, options),
@@ -213,13 +220,7 @@ describe('backfill against the simulator', () => {
     };
     const replay = await runBackfill(deps(mirror, replaying), plan, { restart: true });
     expect(replay.counts.requestsChanged).toBe(0);
-    expect(
-      mirror.db.sqlite
-        .prepare(
-          'SELECT service_level_type, last_updated_timestamp_utc, raw_json FROM requests WHERE request_id = ?',
-        )
-        .get(edited!.requestId),
-    ).toEqual(polled);
+    expect(await storedVersion(mirror, edited!.requestId)).toEqual(polled);
   });
 
   it('stores every request visible at its end, in every state, while the simulator moves requests between the pages', async () => {
@@ -244,7 +245,7 @@ describe('backfill against the simulator', () => {
     const result = await runBackfill(deps(mirror), plan);
     expect(result.status, result.error).toBe('ok');
     expect(mutations.length).toBeGreaterThan(5); // the pages did move
-    expectMirrorEqualsTruth(mirror, range(plan), { isVisibleOnly: true });
+    await expectMirrorEqualsTruth(mirror, range(plan), { isVisibleOnly: true });
   });
 
   it('runs alongside a poll cycle on the same database, both completing', async () => {
@@ -263,6 +264,6 @@ describe('backfill against the simulator', () => {
     const [backfill, cycle] = await Promise.all([runBackfill(deps(mirror), plan), mirror.cycle()]);
     expect(backfill.status).toBe('ok');
     expect(cycle.status).toBe('ok');
-    expectMirrorEqualsTruth(mirror, range(plan));
+    await expectMirrorEqualsTruth(mirror, range(plan));
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCorruptingProxy, type Corruption } from '../../helpers/corrupting-proxy.js';
+import { countRows, queryAll, queryOne, testEngine } from '../../helpers/engine.js';
 import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 import { expectMirrorEqualsTruth, truthInWindow } from '../../helpers/truth.js';
 
@@ -11,6 +12,15 @@ afterEach(async () => {
 });
 
 type Json = Record<string, unknown>;
+
+/** Drift rows by member, then request (the expectation's order). */
+const byMemberAndRequest = (a: Json, b: Json) => {
+  const [x, y] = [
+    `${String(a.member)}\u0000${String(a.request_id)}`,
+    `${String(b.member)}\u0000${String(b.request_id)}`,
+  ];
+  return x < y ? -1 : x > y ? 1 : 0;
+};
 
 describe('malformed data from the service', () => {
   it('under the strict policy, stores the well-formed records, quarantines the drifted ones, and retries them until they come right', async () => {
@@ -33,9 +43,15 @@ describe('malformed data from the service', () => {
     const [wrongType, missing, numberAsString, unknownMember, huge, control, sqlish, badListItem] =
       ids;
     for (const id of ids.slice(0, 8)) mirror.sim.world.editRequest(id, 'note');
-    const before = mirror.db.sqlite
-      .prepare('SELECT raw_json FROM requests WHERE request_id = ?')
-      .get(wrongType) as Json;
+    const rawJson = async (id: string | undefined) =>
+      JSON.parse(
+        (await queryOne<{ raw_json: string }>(
+          mirror.db,
+          'SELECT raw_json FROM requests WHERE request_id = @id',
+          { id },
+        ))!.raw_json,
+      ) as unknown;
+    const before = await rawJson(wrongType);
 
     const longName = 'x'.repeat(100_000);
     corrupt = (path, body) => {
@@ -65,15 +81,15 @@ describe('malformed data from the service', () => {
       return undefined;
     };
     const dirty = await mirror.cycle();
-    expect(dirty.counts.requestsQuarantined).toBe(4);
-    const quarantined = mirror.db.sqlite
-      .prepare(
-        'SELECT request_id, reason, raw_payload, seen_count FROM quarantine ORDER BY request_id',
-      )
-      .all() as Json[];
-    expect(quarantined.map((row) => row.request_id).sort()).toEqual(
-      [wrongType, missing, numberAsString, badListItem].sort(),
+    // On PostgreSQL the record holding NUL is kept apart too (see below).
+    const malformed = [wrongType, missing, numberAsString, badListItem];
+    const keptApart = testEngine() === 'sqlite' ? malformed : [...malformed, control];
+    expect(dirty.counts.requestsQuarantined).toBe(keptApart.length);
+    const quarantined = await queryAll(
+      mirror.db,
+      'SELECT request_id, reason, raw_payload, seen_count FROM quarantine ORDER BY request_id',
     );
+    expect(quarantined.map((row) => row.request_id).sort()).toEqual(keptApart.sort());
     const reasons = Object.fromEntries(quarantined.map((row) => [row.request_id, row.reason]));
     expect(reasons[wrongType!]).toMatch(/patient_dob/);
     expect(reasons[missing!]).toMatch(/request_current_state/);
@@ -81,39 +97,51 @@ describe('malformed data from the service', () => {
     expect(reasons[badListItem!]).toMatch(/last_updated_timestamp_utc/);
     expect(String(reasons[wrongType!])).not.toContain('19480229'); // the reason names the member, never the value
     // Never stored wrong: the last good version stays.
-    expect(
-      mirror.db.sqlite.prepare('SELECT raw_json FROM requests WHERE request_id = ?').get(wrongType),
-    ).toEqual(before);
+    expect(await rawJson(wrongType)).toEqual(before);
     // Well-formed but unusual records are stored exactly.
-    const stored = (id: string | undefined) =>
-      mirror.db.sqlite
-        .prepare(
-          'SELECT patient_first_name, patient_last_name, raw_json FROM requests WHERE request_id = ?',
-        )
-        .get(id) as Json;
-    expect(JSON.parse(stored(unknownMember).raw_json as string).dispatch_priority_v3).toEqual({
+    const stored = async (id: string | undefined) =>
+      (await queryOne<Json>(
+        mirror.db,
+        'SELECT patient_first_name, patient_last_name, raw_json FROM requests WHERE request_id = @id',
+        { id },
+      ))!;
+    expect(
+      JSON.parse((await stored(unknownMember)).raw_json as string).dispatch_priority_v3,
+    ).toEqual({
       level: 2,
       why: ['new member'],
     });
-    expect(stored(huge).patient_last_name).toBe(longName);
-    expect(stored(control).patient_first_name).toBe('Ann\u0000\u0007\u001b[31m');
-    expect(stored(sqlish).patient_last_name).toBe("O'Brien'); DROP TABLE requests; --");
-    expect(mirror.db.sqlite.prepare('SELECT count(*) AS n FROM requests').get()).toEqual({
-      n: expect.any(Number),
-    });
-    const run = mirror.db.sqlite
-      .prepare('SELECT status, requests_quarantined FROM sync_runs ORDER BY run_id DESC LIMIT 1')
-      .get();
-    expect(run).toEqual({ status: 'ok', requests_quarantined: 4 });
+    expect((await stored(huge)).patient_last_name).toBe(longName);
+    if (testEngine() === 'sqlite') {
+      expect((await stored(control)).patient_first_name).toBe('Ann\u0000\u0007\u001b[31m');
+    } else {
+      // PostgreSQL's text cannot hold NUL: the record is kept apart, never stored altered, and
+      // the quarantine's copy spells the NUL out.
+      const kept = await queryOne<Json>(
+        mirror.db,
+        'SELECT reason, raw_payload FROM quarantine WHERE request_id = @id',
+        { id: control },
+      );
+      expect(kept!.reason).toMatch(/NUL character \(U\+0000\), which PostgreSQL cannot store/);
+      expect(JSON.parse(kept!.raw_payload as string).patient_first_name).toBe(
+        'Ann\\u0000\u0007\u001b[31m',
+      );
+      expect((await stored(control)).patient_first_name).not.toContain('\\u0000');
+    }
+    expect((await stored(sqlish)).patient_last_name).toBe("O'Brien'); DROP TABLE requests; --");
+    expect(await countRows(mirror.db, 'requests')).toEqual(expect.any(Number));
+    const run = await queryOne(
+      mirror.db,
+      'SELECT status, requests_quarantined FROM sync_runs ORDER BY run_id DESC LIMIT 1',
+    );
+    expect(run).toEqual({ status: 'ok', requests_quarantined: keptApart.length });
 
     // Still malformed next cycle: retried, still quarantined, seen again.
     await mirror.cycle();
     expect(
-      (
-        mirror.db.sqlite
-          .prepare('SELECT seen_count FROM quarantine WHERE request_id = ?')
-          .get(wrongType) as Json
-      ).seen_count,
+      (await queryOne<Json>(mirror.db, 'SELECT seen_count FROM quarantine WHERE request_id = @id', {
+        id: wrongType,
+      }))!.seen_count,
     ).toBe(2);
 
     // The service sends them right again: stored, quarantine empty, mirror equal to the truth.
@@ -123,10 +151,8 @@ describe('malformed data from the service', () => {
       mirror.sim.world.editRequest(id!, 'note');
     const clean = await mirror.cycle();
     expect(clean.counts.requestsQuarantined).toBe(0);
-    expect(mirror.db.sqlite.prepare('SELECT count(*) AS n FROM quarantine').get()).toEqual({
-      n: 0,
-    });
-    expectMirrorEqualsTruth(mirror);
+    expect(await countRows(mirror.db, 'quarantine')).toBe(0);
+    await expectMirrorEqualsTruth(mirror);
   });
 });
 
@@ -174,13 +200,15 @@ describe('member drift from the service (evolve, the default)', () => {
     expect(run.status, run.error).toBe('ok');
     expect(run.counts.requestsQuarantined).toBe(1);
     expect(run.counts.schemaDrift).toBe(6);
-    const q = mirror.db.sqlite.prepare('SELECT request_id, reason FROM quarantine').all() as Json[];
+    const q = await queryAll(mirror.db, 'SELECT request_id, reason FROM quarantine');
     expect(q).toEqual([
       { request_id: noState, reason: expect.stringMatching(/request_current_state/) },
     ]);
 
-    const row = (id: string | undefined) =>
-      mirror.db.sqlite.prepare('SELECT * FROM requests WHERE request_id = ?').get(id) as Json;
+    const rows = new Map(
+      (await queryAll<Json>(mirror.db, 'SELECT * FROM requests')).map((r) => [r.request_id, r]),
+    );
+    const row = (id: string | undefined) => rows.get(id)!;
     const truthOf = (id: string | undefined) =>
       mirror.sim.truth().find((t) => t.requestId === id)!.detail as Json;
     // The drifted member is NULL, every other member is the service's current one.
@@ -190,9 +218,11 @@ describe('member drift from the service (evolve, the default)', () => {
       truthOf(wrongType).enabled_request_fields,
     );
     // A numeric string reads the same as its number: stored as the number, and still drift.
-    const lat = mirror.db.sqlite
-      .prepare("SELECT lat FROM request_locations WHERE request_id = ? AND role = 'pickup'")
-      .get(numberAsString) as Json;
+    const lat = (await queryOne<Json>(
+      mirror.db,
+      "SELECT lat FROM request_locations WHERE request_id = @id AND role = 'pickup'",
+      { id: numberAsString },
+    ))!;
     expect(lat.lat).toBe(41.88);
     expect(row(noLastName).patient_last_name).toBeNull();
     expect(row(noLastName).service_level_type).toBeNull();
@@ -202,12 +232,13 @@ describe('member drift from the service (evolve, the default)', () => {
       level: 2,
     });
 
-    const drift = mirror.db.sqlite
-      .prepare(
-        `SELECT request_id, source, member, problem, expected, received, count FROM schema_drift
-         ORDER BY member, request_id`,
+    // Sorted here, as the expectation is: PostgreSQL's collation orders text its own way.
+    const drift = (
+      await queryAll<Json>(
+        mirror.db,
+        'SELECT request_id, source, member, problem, expected, received, count FROM schema_drift',
       )
-      .all() as Json[];
+    ).sort(byMemberAndRequest);
     expect(drift).toEqual(
       [
         {
@@ -254,16 +285,16 @@ describe('member drift from the service (evolve, the default)', () => {
         },
       ]
         .map((d) => ({ ...d, source: 'poll', count: 1 }))
-        .sort((a, b) => (a.member + a.request_id < b.member + b.request_id ? -1 : 1)),
+        .sort(byMemberAndRequest),
     );
     // Type names only: no value the service sent reaches the table.
-    const text = JSON.stringify(mirror.db.sqlite.prepare('SELECT * FROM schema_drift').all());
+    const text = JSON.stringify(await queryAll(mirror.db, 'SELECT * FROM schema_drift'));
     expect(text).not.toContain('19480229');
     expect(text).not.toContain('41.88');
     expect(
-      mirror.db.sqlite
-        .prepare('SELECT schema_drift FROM sync_runs WHERE run_id = ?')
-        .get(run.runId),
+      await queryOne(mirror.db, 'SELECT schema_drift FROM sync_runs WHERE run_id = @runId', {
+        runId: run.runId,
+      }),
     ).toEqual({ schema_drift: 6 });
   });
 });
@@ -275,17 +306,17 @@ describe("the simulator's own drift, on every request", () => {
     expect(run.status, run.error).toBe('ok');
     expect(run.counts.requestsQuarantined).toBe(0);
     expect(run.counts.schemaDrift).toBeGreaterThan(0);
-    expectMirrorEqualsTruth(mirror);
-    const missing = mirror.db.sqlite
-      .prepare("SELECT count(DISTINCT request_id) AS n FROM schema_drift WHERE problem = 'missing'")
-      .get() as { n: number };
+    await expectMirrorEqualsTruth(mirror);
+    const missing = (await queryOne<{ n: number }>(
+      mirror.db,
+      "SELECT count(DISTINCT request_id) AS n FROM schema_drift WHERE problem = 'missing'",
+    ))!;
     expect(missing.n).toBeGreaterThan(10);
     // An unknown member is one row, however many records carry it.
-    const unknown = mirror.db.sqlite
-      .prepare(
-        "SELECT member, count(*) AS rows, sum(count) AS seen FROM schema_drift WHERE problem = 'unknown' GROUP BY member",
-      )
-      .all() as { member: string; rows: number; seen: number }[];
+    const unknown = await queryAll<{ member: string; rows: number; seen: number }>(
+      mirror.db,
+      "SELECT member, count(*) AS rows, sum(count) AS seen FROM schema_drift WHERE problem = 'unknown' GROUP BY member",
+    );
     expect(unknown.length).toBeGreaterThan(0);
     for (const row of unknown) expect(row.rows, row.member).toBe(1);
     expect(unknown.some((row) => row.seen > 1)).toBe(true);

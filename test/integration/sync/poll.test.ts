@@ -1,5 +1,7 @@
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openForReading } from '../../../src/db/open.js';
+import type { Sql } from '../../../src/db/sql.js';
+import { countRows, queryOne } from '../../helpers/engine.js';
 import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 import { expectMirrorEqualsTruth, truthInWindow } from '../../helpers/truth.js';
 
@@ -7,8 +9,15 @@ let mirror: MirrorFixture;
 afterEach(async () => mirror?.close());
 
 const detailCalls = (m: MirrorFixture) => m.sim.calls.filter((call) => call.endpoint === 'detail');
-const count = (m: MirrorFixture, sql: string) =>
-  (m.db.sqlite.prepare(sql).get() as { n: number }).n;
+/** A request's stored content, JSON parsed (PostgreSQL's jsonb reprints it). */
+const storedContent = async (m: MirrorFixture, requestId: string) => {
+  const row = await queryOne<{ last_updated_timestamp_utc: string; raw_json: string }>(
+    m.db,
+    'SELECT last_updated_timestamp_utc, raw_json FROM requests WHERE request_id = @requestId',
+    { requestId },
+  );
+  return row && { ...row, raw_json: JSON.parse(row.raw_json) as unknown };
+};
 
 describe('the poll cycle against the simulator', () => {
   it('mirrors the service column by column after the first cycle, and again after rounds of mutations', async () => {
@@ -16,16 +25,16 @@ describe('the poll cycle against the simulator', () => {
     const first = await mirror.cycle();
     expect(first.status).toBe('ok');
     expect(first.counts.requestsNew).toBeGreaterThan(50);
-    expectMirrorEqualsTruth(mirror);
+    await expectMirrorEqualsTruth(mirror);
 
     for (let round = 0; round < 5; round += 1) {
       mirror.clock.advance(60_000);
       mirror.sim.mutate(25);
       const result = await mirror.cycle();
       expect(result.status, result.error).toBe('ok');
-      expectMirrorEqualsTruth(mirror);
+      await expectMirrorEqualsTruth(mirror);
     }
-    expect(count(mirror, "SELECT count(*) AS n FROM sync_runs WHERE status = 'ok'")).toBe(6);
+    expect(await countRows(mirror.db, 'sync_runs', "status = 'ok'")).toBe(6);
   });
 
   it('makes one list call per state plus the awaiting pages, and no detail call, when nothing changed', async () => {
@@ -50,9 +59,7 @@ describe('the poll cycle against the simulator', () => {
       requestsNew: 0,
       requestsChanged: 0,
     });
-    const run = mirror.db.sqlite
-      .prepare('SELECT * FROM sync_runs ORDER BY run_id DESC LIMIT 1')
-      .get() as Record<string, unknown>;
+    const run = await queryOne(mirror.db, 'SELECT * FROM sync_runs ORDER BY run_id DESC LIMIT 1');
     expect(run).toMatchObject({
       kind: 'poll',
       status: 'ok',
@@ -80,12 +87,12 @@ describe('the poll cycle against the simulator', () => {
         .sort(),
     ).toEqual([accepted[0], accepted[1]].sort());
     expect(result.counts.requestsChanged).toBe(2);
-    expectMirrorEqualsTruth(mirror);
-    const change = mirror.db.sqlite
-      .prepare(
-        "SELECT old_state, new_state, changed_columns FROM request_changes WHERE request_id = ? AND kind = 'updated'",
-      )
-      .get(accepted[0]) as Record<string, string>;
+    await expectMirrorEqualsTruth(mirror);
+    const change = (await queryOne<Record<string, string>>(
+      mirror.db,
+      "SELECT old_state, new_state, changed_columns FROM request_changes WHERE request_id = @id AND kind = 'updated'",
+      { id: accepted[0] },
+    ))!;
     expect(change).toMatchObject({ old_state: 'accepted', new_state: 'completed' });
     expect(change.changed_columns).toContain('list_state');
   });
@@ -101,9 +108,11 @@ describe('the poll cycle against the simulator', () => {
     expect(after.lastUpdatedTimestampUtc).not.toBe(before.lastUpdatedTimestampUtc);
     expect(after.detail).toEqual(before.detail);
     await mirror.cycle();
-    const stored = mirror.db.sqlite
-      .prepare('SELECT last_updated_timestamp_utc AS at FROM requests WHERE request_id = ?')
-      .get(same!.requestId) as { at: string };
+    const stored = (await queryOne<{ at: string }>(
+      mirror.db,
+      'SELECT last_updated_timestamp_utc AS at FROM requests WHERE request_id = @id',
+      { id: same!.requestId },
+    ))!;
     expect(stored.at).toBe(after.lastUpdatedTimestampUtc);
     // Read in the second of the edit: one more read settles it (see settling.test.ts).
     mirror.clock.advance(60_000);
@@ -122,16 +131,18 @@ describe('the poll cycle against the simulator', () => {
     mirror.sim.world.makeUnavailable(gone!.requestId, 'reassigned');
     const result = await mirror.cycle();
     expect(result.counts.requestsUnavailable).toBe(1);
-    const row = mirror.db.sqlite
-      .prepare('SELECT unavailable_at, patient_last_name FROM requests WHERE request_id = ?')
-      .get(gone!.requestId) as Record<string, unknown>;
+    const row = (await queryOne(
+      mirror.db,
+      'SELECT unavailable_at, patient_last_name FROM requests WHERE request_id = @id',
+      { id: gone!.requestId },
+    ))!;
     expect(row.unavailable_at).toBe(new Date(mirror.clock.now()).toISOString());
     expect(row.patient_last_name).toBe((gone!.detail as Record<string, unknown>).patient_last_name);
     // A later idle cycle does not fetch it again and again: it is no longer "current".
     mirror.sim.resetCalls();
     await mirror.cycle();
     expect(detailCalls(mirror)).toHaveLength(0);
-    expectMirrorEqualsTruth(mirror);
+    await expectMirrorEqualsTruth(mirror);
   });
 
   it('follows a request whose agreed time moves it out of the window, without marking it unavailable', async () => {
@@ -142,11 +153,11 @@ describe('the poll cycle against the simulator', () => {
     mirror.sim.world.setAgreedTime(moving!.requestId, farAway);
     const result = await mirror.cycle();
     expect(result.counts.requestsUnavailable).toBe(0);
-    const row = mirror.db.sqlite
-      .prepare(
-        'SELECT unavailable_at, event_dt_utc, transport_agreed_for_time FROM requests WHERE request_id = ?',
-      )
-      .get(moving!.requestId);
+    const row = await queryOne(
+      mirror.db,
+      'SELECT unavailable_at, event_dt_utc, transport_agreed_for_time FROM requests WHERE request_id = @id',
+      { id: moving!.requestId },
+    );
     expect(row).toEqual({
       unavailable_at: null,
       event_dt_utc: farAway,
@@ -161,24 +172,19 @@ describe('the poll cycle against the simulator', () => {
       (t) => t.isVisible && t.listState === 'accepted',
     );
     mirror.sim.world.editRequest(changed!.requestId, 'location');
-    const before = mirror.db.sqlite
-      .prepare('SELECT last_updated_timestamp_utc, raw_json FROM requests WHERE request_id = ?')
-      .get(changed!.requestId);
+    const before = await storedContent(mirror, changed!.requestId);
+    expect(before).toBeDefined();
     mirror.sim.setFaults({ errorRate: 1, endpoints: ['detail'] });
     const failed = await mirror.cycle();
     expect(failed.status).toBe('partial');
     expect(failed.counts.requestsFailed).toBe(1);
     // The stored last_updated and content are the old ones, together: the next cycle sees a difference.
-    expect(
-      mirror.db.sqlite
-        .prepare('SELECT last_updated_timestamp_utc, raw_json FROM requests WHERE request_id = ?')
-        .get(changed!.requestId),
-    ).toEqual(before);
+    expect(await storedContent(mirror, changed!.requestId)).toEqual(before);
     mirror.sim.setFaults({});
     const retried = await mirror.cycle();
     expect(retried.status).toBe('ok');
     expect(retried.counts.requestsChanged).toBe(1);
-    expectMirrorEqualsTruth(mirror);
+    await expectMirrorEqualsTruth(mirror);
   });
 
   it('infers nothing from an incomplete pass: a failed list call checks and marks nothing', async () => {
@@ -191,35 +197,39 @@ describe('the poll cycle against the simulator', () => {
     expect(detailCalls(mirror)).toHaveLength(0);
     expect(result.status).toBe('failed');
     expect(result.isListComplete).toBe(false);
+    expect(await countRows(mirror.db, 'requests', 'unavailable_at IS NOT NULL')).toBe(0);
     expect(
-      count(mirror, 'SELECT count(*) AS n FROM requests WHERE unavailable_at IS NOT NULL'),
-    ).toBe(0);
-    expect(
-      count(
-        mirror,
-        "SELECT count(*) AS n FROM sync_runs WHERE status = 'failed' AND error LIKE 'list %'",
-      ),
+      await countRows(mirror.db, 'sync_runs', "status = 'failed' AND error LIKE 'list %'"),
     ).toBe(1);
   });
 
   it('is not blocked by a reader holding a read transaction, and does not block it', async () => {
     mirror = await startMirror({ requests: 100 });
     await mirror.cycle();
-    const reader = new Database(mirror.dbPath, { readonly: true });
-    reader.exec('BEGIN');
-    const seenBefore = (reader.prepare('SELECT count(*) AS n FROM requests').get() as { n: number })
-      .n;
-    mirror.sim.addRequests(10, { state: 'accepted', eventAt: mirror.clock.now() + 3_600_000 });
-    const result = await mirror.cycle();
-    expect(result.status).toBe('ok');
-    expect(result.counts.requestsNew).toBe(10);
-    expect((reader.prepare('SELECT count(*) AS n FROM requests').get() as { n: number }).n).toBe(
-      seenBefore,
-    );
-    reader.exec('COMMIT');
-    expect((reader.prepare('SELECT count(*) AS n FROM requests').get() as { n: number }).n).toBe(
-      seenBefore + 10,
-    );
-    reader.close();
+    // Another process's reader: a read-only connection of its own, holding one snapshot (a read
+    // transaction) while the cycle writes.
+    const reader = await openForReading({ location: mirror.dbPath });
+    const requests = (sql: Sql) =>
+      sql.get<{ n: number }>('SELECT count(*) AS n FROM requests').then((row) => row!.n);
+    try {
+      const seenBefore = await reader.read(
+        async (sql) => {
+          const before = await requests(sql);
+          mirror.sim.addRequests(10, {
+            state: 'accepted',
+            eventAt: mirror.clock.now() + 3_600_000,
+          });
+          const result = await mirror.cycle();
+          expect(result.status).toBe('ok');
+          expect(result.counts.requestsNew).toBe(10);
+          expect(await requests(sql)).toBe(before);
+          return before;
+        },
+        { isSnapshot: true },
+      );
+      expect(await reader.read(requests)).toBe(seenBefore + 10);
+    } finally {
+      await reader.close();
+    }
   });
 });

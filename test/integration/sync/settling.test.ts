@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { queryOne } from '../../helpers/engine.js';
 import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 import { expectMirrorEqualsTruth, truthInWindow } from '../../helpers/truth.js';
 
@@ -31,10 +32,12 @@ describe('settling: edits that share a second with the read', () => {
     mirror.sim.resetCalls();
     await mirror.cycle();
     expect(detailCalls(mirror).map((call) => call.requestId)).toContain(id);
-    expectMirrorEqualsTruth(mirror);
-    const row = mirror.db.sqlite
-      .prepare('SELECT read_at, last_updated_timestamp_utc FROM requests WHERE request_id = ?')
-      .get(id) as { read_at: string; last_updated_timestamp_utc: string };
+    await expectMirrorEqualsTruth(mirror);
+    const row = (await queryOne<{ read_at: string; last_updated_timestamp_utc: string }>(
+      mirror.db,
+      'SELECT read_at, last_updated_timestamp_utc FROM requests WHERE request_id = @id',
+      { id },
+    ))!;
     expect(Date.parse(row.read_at)).toBeGreaterThanOrEqual(
       Date.parse(row.last_updated_timestamp_utc) + 1000,
     );
@@ -65,7 +68,7 @@ describe('settling: edits that share a second with the read', () => {
     mirror.clock.advance(60_000);
     const last = await mirror.cycle();
     expect(last.status, last.error).toBe('ok');
-    expectMirrorEqualsTruth(mirror);
+    await expectMirrorEqualsTruth(mirror);
 
     mirror.clock.advance(60_000);
     mirror.sim.resetCalls();

@@ -48,7 +48,7 @@ describe('a burst of deliveries', () => {
     );
     const elapsedMs = performance.now() - started;
     expect(replies.every((reply) => reply.status === 200)).toBe(true);
-    expect(hook.count('SELECT count(*) AS n FROM webhook_events')).toBe(1000);
+    expect(await hook.count('SELECT count(*) AS n FROM webhook_events')).toBe(1000);
     const times = replies.map((reply) => reply.ms);
     const p50 = percentile(times, 50);
     const p99 = percentile(times, 99);
@@ -59,14 +59,14 @@ describe('a burst of deliveries', () => {
 
     await hook.service.idle();
     expect(
-      hook.count(
+      await hook.count(
         'SELECT count(*) AS n FROM webhook_events WHERE processed_at IS NULL OR error IS NOT NULL',
       ),
     ).toBe(0);
-    expect(hook.count('SELECT count(*) AS n FROM requests')).toBe(250);
+    expect(await hook.count('SELECT count(*) AS n FROM requests')).toBe(250);
     // The last event of each request (by event_id) is the one its profile holds.
     expect(
-      hook.count(
+      await hook.count(
         "SELECT count(*) AS n FROM request_profiles WHERE note LIKE 'note 7__' OR note LIKE 'note 8__' OR note LIKE 'note 9__'",
       ),
     ).toBe(250);

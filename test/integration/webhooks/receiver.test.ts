@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { queryAll, queryOne } from '../../helpers/engine.js';
 import {
   deliver,
+  parseJsonColumns,
   signBody,
   startWebhookFixture,
   v2Event,
@@ -11,8 +13,8 @@ import {
 let hook: WebhookFixture;
 afterEach(async () => hook?.close());
 
-const row = (sql: string, ...params: unknown[]) =>
-  hook.db.sqlite.prepare(sql).get(...params) as Record<string, unknown> | undefined;
+const row = (sql: string, params?: object) =>
+  queryOne<Record<string, unknown>>(hook.db, sql, params);
 
 describe('the webhook receiver', () => {
   it('stores a signed delivery before its 2xx, then applies it to requests, locations, accounts and request_profiles', async () => {
@@ -21,7 +23,7 @@ describe('the webhook receiver', () => {
     expect(reply).toMatchObject({ status: 200, body: { status: 'stored' } });
     await hook.service.idle();
 
-    expect(row('SELECT * FROM webhook_events')).toMatchObject({
+    expect(await row('SELECT * FROM webhook_events')).toMatchObject({
       event_id: 'evt_0001',
       envelope: 'v2',
       event_timestamp: '2026-11-21T10:00:00.000Z',
@@ -31,8 +33,8 @@ describe('the webhook receiver', () => {
       error: null,
       attempts: 1,
     });
-    expect(row('SELECT processed_at FROM webhook_events')?.processed_at).not.toBeNull();
-    const request = row('SELECT * FROM requests');
+    expect((await row('SELECT processed_at FROM webhook_events'))?.processed_at).not.toBeNull();
+    const request = await row('SELECT * FROM requests');
     expect(request).toMatchObject({
       request_id: 'XX-ABCD1234',
       list_state: 'accepted',
@@ -60,18 +62,20 @@ describe('the webhook receiver', () => {
     });
     expect(JSON.parse(request!.raw_json as string)).toEqual(webhookData());
     expect(
-      hook.db.sqlite
-        .prepare('SELECT role, location_id, city, street FROM request_locations ORDER BY role')
-        .all(),
+      await queryAll(
+        hook.db,
+        'SELECT role, location_id, city, street FROM request_locations ORDER BY role',
+      ),
     ).toEqual([
       { role: 'destination', location_id: null, city: 'Dublin', street: '7 Elm Ct' },
       { role: 'pickup', location_id: null, city: 'Columbus', street: '100 N High St' },
     ]);
-    expect(row('SELECT account_id, name FROM accounts')).toEqual({
+    expect(await row('SELECT account_id, name FROM accounts')).toEqual({
       account_id: 'ORG1',
       name: "St. Brigid's Regional Medical Center",
     });
-    expect(row('SELECT * FROM request_profiles')).toMatchObject({
+    const profile = parseJsonColumns(await row('SELECT * FROM request_profiles'));
+    expect(profile).toMatchObject({
       request_id: 'XX-ABCD1234',
       facility_name: 'North Campus',
       account_name: "St. Brigid's Regional Medical Center",
@@ -81,14 +85,21 @@ describe('the webhook receiver', () => {
       patient_weight_lbs: 180.5,
       patient_active_membership: 1,
       is_recent_onset: null,
-      patient_coverages_json: '[{"payer":"Medicare","member_id":"A123"}]',
-      under_isolation_json: '[]',
-      intravenous_therapy_json: null,
       note: 'Call daughter (Zoë) on arrival; gate code #4471',
       event_id: 'evt_0001',
       updated_at: '2026-11-21T10:00:00.000Z',
     });
-    expect(row('SELECT kind, source, new_state FROM request_changes')).toEqual({
+    // JSON columns as values (PostgreSQL reprints jsonb), each compared whole.
+    expect({
+      patient_coverages_json: profile?.patient_coverages_json,
+      under_isolation_json: profile?.under_isolation_json,
+      intravenous_therapy_json: profile?.intravenous_therapy_json,
+    }).toEqual({
+      patient_coverages_json: [{ payer: 'Medicare', member_id: 'A123' }],
+      under_isolation_json: [],
+      intravenous_therapy_json: null,
+    });
+    expect(await row('SELECT kind, source, new_state FROM request_changes')).toEqual({
       kind: 'created',
       source: 'webhook',
       new_state: 'accepted',
@@ -106,8 +117,8 @@ describe('the webhook receiver', () => {
       (await hook.post(event.replace('BLS', 'ALS'), { signature: signBody(event) })).status,
     ).toBe(401);
     await hook.service.idle();
-    expect(hook.count('SELECT count(*) AS n FROM webhook_events')).toBe(0);
-    expect(hook.count('SELECT count(*) AS n FROM requests')).toBe(0);
+    expect(await hook.count('SELECT count(*) AS n FROM webhook_events')).toBe(0);
+    expect(await hook.count('SELECT count(*) AS n FROM requests')).toBe(0);
   });
 
   it('acknowledges a duplicate event_id with a 2xx and applies it once', async () => {
@@ -119,9 +130,9 @@ describe('the webhook receiver', () => {
     expect([again.status, concurrent.status]).toEqual([200, 200]);
     expect(again.body).toEqual({ status: 'duplicate' });
     await hook.service.idle();
-    expect(hook.count('SELECT count(*) AS n FROM webhook_events')).toBe(1);
-    expect(hook.count('SELECT count(*) AS n FROM request_changes')).toBe(1);
-    expect(row('SELECT attempts FROM webhook_events')).toEqual({ attempts: 1 });
+    expect(await hook.count('SELECT count(*) AS n FROM webhook_events')).toBe(1);
+    expect(await hook.count('SELECT count(*) AS n FROM request_changes')).toBe(1);
+    expect(await row('SELECT attempts FROM webhook_events')).toEqual({ attempts: 1 });
   });
 
   it('never moves a request back for an older event, whatever order events arrive in', async () => {
@@ -146,22 +157,22 @@ describe('the webhook receiver', () => {
     await hook.post(received);
     await hook.service.idle();
     expect(
-      row('SELECT list_state, transport_agreed_for_time, user_last_name FROM requests'),
+      await row('SELECT list_state, transport_agreed_for_time, user_last_name FROM requests'),
     ).toEqual({
       list_state: 'accepted',
       transport_agreed_for_time: '2026-11-22T14:30:00.000Z',
       user_last_name: 'API',
     });
-    expect(row('SELECT note, event_id FROM request_profiles')).toEqual({
+    expect(await row('SELECT note, event_id FROM request_profiles')).toEqual({
       note: webhookData().note,
       event_id: 'evt_0002',
     });
     expect(
-      row(
+      await row(
         "SELECT processed_at IS NOT NULL AS done, error FROM webhook_events WHERE event_id = 'evt_0001'",
       ),
     ).toEqual({ done: 1, error: null });
-    expect(hook.count('SELECT count(*) AS n FROM request_changes')).toBe(1);
+    expect(await hook.count('SELECT count(*) AS n FROM request_changes')).toBe(1);
 
     // Both pending at once, delivered newest first: applied in event_id order, newest wins.
     const later = v2Event('evt_0004', {
@@ -176,7 +187,7 @@ describe('the webhook receiver', () => {
     });
     await Promise.all([hook.post(later), hook.post(earlier)]);
     await hook.service.idle();
-    expect(row('SELECT list_state, transport_agreed_for_time FROM requests')).toEqual({
+    expect(await row('SELECT list_state, transport_agreed_for_time FROM requests')).toEqual({
       list_state: 'completed',
       transport_agreed_for_time: '2026-11-22T14:30:00.000Z',
     });
@@ -185,9 +196,9 @@ describe('the webhook receiver', () => {
   it('orders a webhook against a polled detail by time: an event older than the poll is skipped', async () => {
     hook = await startWebhookFixture({ requests: 40 });
     await hook.cycle();
-    const id = row("SELECT request_id FROM requests WHERE list_state = 'accepted' LIMIT 1")!
+    const id = (await row("SELECT request_id FROM requests WHERE list_state = 'accepted' LIMIT 1"))!
       .request_id as string;
-    const polled = row('SELECT * FROM requests WHERE request_id = ?', id)!;
+    const polled = (await row('SELECT * FROM requests WHERE request_id = @id', { id }))!;
     const stale = v2Event('evt_0001', {
       service_request_id: id,
       event_timestamp: new Date(hook.clock.now() - 60_000).toISOString(),
@@ -195,7 +206,7 @@ describe('the webhook receiver', () => {
     });
     await hook.post(stale);
     await hook.service.idle();
-    expect(row('SELECT * FROM requests WHERE request_id = ?', id)).toEqual(polled);
+    expect(await row('SELECT * FROM requests WHERE request_id = @id', { id })).toEqual(polled);
 
     const fresh = v2Event('evt_0002', {
       service_request_id: id,
@@ -204,7 +215,7 @@ describe('the webhook receiver', () => {
     });
     await hook.post(fresh);
     await hook.service.idle();
-    const written = row('SELECT * FROM requests WHERE request_id = ?', id)!;
+    const written = (await row('SELECT * FROM requests WHERE request_id = @id', { id }))!;
     expect(written).toMatchObject({
       service_level_type: 'CCT',
       source: 'webhook',
@@ -214,22 +225,22 @@ describe('the webhook receiver', () => {
       last_updated_timestamp_utc: null,
       content_hash: null,
     });
-    const change = row(
-      "SELECT source, changed_columns FROM request_changes WHERE request_id = ? AND kind = 'updated'",
-      id,
-    )!;
+    const change = (await row(
+      "SELECT source, changed_columns FROM request_changes WHERE request_id = @id AND kind = 'updated'",
+      { id },
+    ))!;
     expect(change.source).toBe('webhook');
     expect(change.changed_columns).toContain('service_level_type');
 
     // The next poll sees the cleared last_updated, fetches the detail and is again the truth.
     hook.clock.advance(120_000);
     await hook.cycle();
-    expect(row('SELECT service_level_type, source FROM requests WHERE request_id = ?', id)).toEqual(
-      {
-        service_level_type: polled.service_level_type,
-        source: 'poll',
-      },
-    );
+    expect(
+      await row('SELECT service_level_type, source FROM requests WHERE request_id = @id', { id }),
+    ).toEqual({
+      service_level_type: polled.service_level_type,
+      source: 'poll',
+    });
   });
 
   it('marks a request unavailable on UNAVAILABLE with null data, keeping its data, and an older mark never wins', async () => {
@@ -244,23 +255,27 @@ describe('the webhook receiver', () => {
       }),
     );
     await hook.service.idle();
-    expect(row('SELECT unavailable_at, patient_last_name, list_state FROM requests')).toEqual({
-      unavailable_at: '2026-11-21T11:00:00.000Z',
-      patient_last_name: "O'Brien",
-      list_state: 'accepted',
-    });
-    expect(row("SELECT kind, source FROM request_changes WHERE kind = 'unavailable'")).toEqual({
+    expect(await row('SELECT unavailable_at, patient_last_name, list_state FROM requests')).toEqual(
+      {
+        unavailable_at: '2026-11-21T11:00:00.000Z',
+        patient_last_name: "O'Brien",
+        list_state: 'accepted',
+      },
+    );
+    expect(
+      await row("SELECT kind, source FROM request_changes WHERE kind = 'unavailable'"),
+    ).toEqual({
       kind: 'unavailable',
       source: 'webhook',
     });
     // A stale "available" (older than the mark) does not bring it back; a newer one does.
     await hook.post(v2Event('evt_0000', { event_timestamp: '2026-11-21T10:30:00.000Z' }));
     await hook.service.idle();
-    expect(row('SELECT unavailable_at FROM requests')!.unavailable_at).not.toBeNull();
+    expect((await row('SELECT unavailable_at FROM requests'))!.unavailable_at).not.toBeNull();
     await hook.post(v2Event('evt_0003', { event_timestamp: '2026-11-21T12:00:00.000Z' }));
     await hook.service.idle();
-    expect(row('SELECT unavailable_at FROM requests')!.unavailable_at).toBeNull();
-    expect(row("SELECT kind FROM request_changes WHERE kind = 'available'")).toEqual({
+    expect((await row('SELECT unavailable_at FROM requests'))!.unavailable_at).toBeNull();
+    expect(await row("SELECT kind FROM request_changes WHERE kind = 'available'")).toEqual({
       kind: 'available',
     });
   });
@@ -283,11 +298,13 @@ describe('the webhook receiver', () => {
     ]);
     expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200, 200]);
     await hook.service.idle();
-    const events = hook.db.sqlite
-      .prepare(
+    // Sorted here too: PostgreSQL's collation may order text differently from SQLite's.
+    const events = (
+      await queryAll<Record<string, string | null>>(
+        hook.db,
         'SELECT event_id, envelope, action, request_status, event_type, error FROM webhook_events ORDER BY event_id',
       )
-      .all() as Record<string, unknown>[];
+    ).sort((a, b) => (a.event_id! < b.event_id! ? -1 : 1));
     expect(
       events.map((event) => [event.event_id, event.envelope, event.action ?? event.event_type]),
     ).toEqual([
@@ -297,10 +314,10 @@ describe('the webhook receiver', () => {
       [expect.stringMatching(/^sha256:[0-9a-f]{64}$/), 'unknown', null],
     ]);
     // An undocumented status with data still lands: its list state comes from the data's state.
-    expect(row('SELECT list_state FROM requests')).toEqual({ list_state: 'canceled' });
-    expect(hook.count('SELECT count(*) AS n FROM webhook_events WHERE processed_at IS NULL')).toBe(
-      0,
-    );
+    expect(await row('SELECT list_state FROM requests')).toEqual({ list_state: 'canceled' });
+    expect(
+      await hook.count('SELECT count(*) AS n FROM webhook_events WHERE processed_at IS NULL'),
+    ).toBe(0);
   });
 
   it('answers 413 to an oversized body and 400 to one that is not a JSON object, storing neither', async () => {
@@ -317,7 +334,7 @@ describe('the webhook receiver', () => {
     expect(wrongPath.status).toBe(404);
     const get = await fetch(hook.service.url);
     expect(get.status).toBe(405);
-    expect(hook.count('SELECT count(*) AS n FROM webhook_events')).toBe(0);
+    expect(await hook.count('SELECT count(*) AS n FROM webhook_events')).toBe(0);
     // The receiver is still serving after refusing.
     const small = v2Event('evt_0004', { request_status: 'UNAVAILABLE', data: null });
     expect((await hook.post(small)).status).toBe(200);
@@ -353,17 +370,17 @@ describe('the webhook receiver', () => {
       (await deliver(url, v2Event('evt_0002', { data: webhookData({ note: 'second' }) }))).status,
     ).toBe(200);
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    expect(hook.count('SELECT count(*) AS n FROM webhook_events WHERE processed_at IS NULL')).toBe(
-      2,
-    );
-    expect(hook.count('SELECT count(*) AS n FROM requests')).toBe(0);
+    expect(
+      await hook.count('SELECT count(*) AS n FROM webhook_events WHERE processed_at IS NULL'),
+    ).toBe(2);
+    expect(await hook.count('SELECT count(*) AS n FROM requests')).toBe(0);
 
     await hook.restart();
     await hook.service.idle();
-    expect(hook.count('SELECT count(*) AS n FROM webhook_events WHERE processed_at IS NULL')).toBe(
-      0,
-    );
-    expect(row('SELECT note, event_id FROM request_profiles')).toEqual({
+    expect(
+      await hook.count('SELECT count(*) AS n FROM webhook_events WHERE processed_at IS NULL'),
+    ).toBe(0);
+    expect(await row('SELECT note, event_id FROM request_profiles')).toEqual({
       note: 'second',
       event_id: 'evt_0002',
     });

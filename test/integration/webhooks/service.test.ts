@@ -4,6 +4,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/log.js';
 import { startWebhookService } from '../../../src/webhooks/index.js';
+import { queryAll, queryOne } from '../../helpers/engine.js';
 import { tempDir } from '../../helpers/records.js';
 import { truthInWindow } from '../../helpers/truth.js';
 import {
@@ -121,11 +122,11 @@ describe('v1.0 events and detail fetches', () => {
     await hook.service.idle();
     expect(detailCalls(hook).length).toBeLessThanOrEqual(2);
     expect(detailCalls(hook).length).toBeGreaterThanOrEqual(1);
-    const row = hook.db.sqlite
-      .prepare(
-        'SELECT request_id, source, patient_last_name, facility_id FROM requests WHERE request_id = ?',
-      )
-      .get(id) as Record<string, unknown>;
+    const row = await queryOne(
+      hook.db,
+      'SELECT request_id, source, patient_last_name, facility_id FROM requests WHERE request_id = @id',
+      { id },
+    );
     const detail = target!.detail as Record<string, Record<string, unknown>>;
     expect(row).toEqual({
       request_id: id,
@@ -134,7 +135,7 @@ describe('v1.0 events and detail fetches', () => {
       facility_id: detail.facility!.id,
     });
     expect(
-      hook.count(
+      await hook.count(
         'SELECT count(*) AS n FROM webhook_events WHERE processed_at IS NOT NULL AND error IS NULL',
       ),
     ).toBe(2);
@@ -157,9 +158,9 @@ describe('v1.0 events and detail fetches', () => {
         .sort(),
     ).toEqual([...ids].sort());
     // Never stored before, so a 403 has nothing to mark: the two visible ones are stored.
-    expect(hook.count('SELECT count(*) AS n FROM requests')).toBe(2);
+    expect(await hook.count('SELECT count(*) AS n FROM requests')).toBe(2);
     expect(
-      hook.count(
+      await hook.count(
         'SELECT count(*) AS n FROM webhook_events WHERE processed_at IS NOT NULL AND error IS NULL',
       ),
     ).toBe(1);
@@ -171,12 +172,12 @@ describe('v1.0 events and detail fetches', () => {
     });
     hook.sim.world.makeUnavailable(ids[0]!, 'canceled');
     await hook.service.idle();
-    const marked = hook.db.sqlite
-      .prepare('SELECT unavailable_at FROM requests WHERE request_id = ?')
-      .get(ids[0]) as {
-      unavailable_at: string | null;
-    };
-    expect(marked.unavailable_at).not.toBeNull();
+    const marked = await queryOne<{ unavailable_at: string | null }>(
+      hook.db,
+      'SELECT unavailable_at FROM requests WHERE request_id = @id',
+      { id: ids[0] },
+    );
+    expect(marked!.unavailable_at).not.toBeNull();
   });
 
   it('keeps a cue whose fetch failed pending, retries it, and then processes it', async () => {
@@ -190,20 +191,21 @@ describe('v1.0 events and detail fetches', () => {
     });
     await hook.service.idle();
     expect(
-      hook.db.sqlite
-        .prepare('SELECT processed_at, attempts, error IS NOT NULL AS failed FROM webhook_events')
-        .get(),
+      await queryOne(
+        hook.db,
+        'SELECT processed_at, attempts, error IS NOT NULL AS failed FROM webhook_events',
+      ),
     ).toEqual({ processed_at: null, attempts: 1, failed: 1 });
     // A restart retries at once (the wait between retries is in memory only).
     hook.sim.setFaults({});
     await hook.service.stop();
     await hook.restart();
     await hook.service.idle();
-    expect(hook.db.sqlite.prepare('SELECT error, attempts FROM webhook_events').get()).toEqual({
+    expect(await queryOne(hook.db, 'SELECT error, attempts FROM webhook_events')).toEqual({
       error: null,
       attempts: 2,
     });
-    expect(hook.count('SELECT count(*) AS n FROM requests')).toBe(1);
+    expect(await hook.count('SELECT count(*) AS n FROM requests')).toBe(1);
   });
 
   it('with polling on and the strict policy, fetches the detail of a v2.0 event whose data drifted', async () => {
@@ -220,10 +222,10 @@ describe('v1.0 events and detail fetches', () => {
       }),
     );
     await hook.service.idle();
-    expect(hook.db.sqlite.prepare('SELECT error FROM webhook_events').get()).toEqual({
+    expect(await queryOne(hook.db, 'SELECT error FROM webhook_events')).toEqual({
       error: 'invalid data: pickup_date_time: expected timestamp, got string',
     });
-    expect(hook.db.sqlite.prepare('SELECT request_id, source FROM requests').get()).toEqual({
+    expect(await queryOne(hook.db, 'SELECT request_id, source FROM requests')).toEqual({
       request_id: id,
       source: 'webhook',
     });
@@ -246,26 +248,28 @@ describe('v1.0 events and detail fetches', () => {
       }),
     );
     await hook.service.idle();
-    expect(hook.db.sqlite.prepare('SELECT error FROM webhook_events').get()).toEqual({
+    expect(await queryOne(hook.db, 'SELECT error FROM webhook_events')).toEqual({
       error: null,
     });
-    const row = hook.db.sqlite
-      .prepare(
-        'SELECT list_state, transport_pickup_time, source FROM requests WHERE request_id = ?',
-      )
-      .get(id);
+    const row = await queryOne(
+      hook.db,
+      'SELECT list_state, transport_pickup_time, source FROM requests WHERE request_id = @id',
+      { id },
+    );
     expect(row).toEqual({ list_state: 'accepted', transport_pickup_time: null, source: 'webhook' });
-    const profile = hook.db.sqlite
-      .prepare(
-        'SELECT can_ambulate, hospice, wait_and_return FROM request_profiles WHERE request_id = ?',
-      )
-      .get(id);
+    const profile = await queryOne(
+      hook.db,
+      'SELECT can_ambulate, hospice, wait_and_return FROM request_profiles WHERE request_id = @id',
+      { id },
+    );
     expect(profile).toEqual({ can_ambulate: null, hospice: null, wait_and_return: null });
-    const drift = hook.db.sqlite
-      .prepare(
+    // Sorted here too: PostgreSQL's collation may order text differently from SQLite's.
+    const drift = (
+      await queryAll<{ member: string }>(
+        hook.db,
         'SELECT member, problem, expected, received, source FROM schema_drift ORDER BY member',
       )
-      .all();
+    ).sort((a, b) => (a.member < b.member ? -1 : 1));
     expect(drift).toEqual([
       {
         member: 'brand_new_member',

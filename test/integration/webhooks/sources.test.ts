@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RECEIVER_TIMEOUTS } from '../../../src/webhooks/receiver.js';
+import { queryAll } from '../../helpers/engine.js';
 import { tally } from '../../helpers/outbox.js';
 import {
   deliverFrom,
@@ -70,10 +71,12 @@ describe('who may deliver', () => {
     expect((await proxied('evt_0007', '127.0.0.2, 127.0.0.1')).status).toBe(403);
     expect((await proxied('evt_0008', '198.51.100.7, 127.0.0.2')).status).toBe(200);
 
-    const stored = hook.db.sqlite
-      .prepare('SELECT event_id FROM webhook_events ORDER BY event_id')
-      .all() as { event_id: string }[];
-    expect(stored.map((row) => row.event_id)).toEqual([
+    const stored = await queryAll<{ event_id: string }>(
+      hook.db,
+      'SELECT event_id FROM webhook_events ORDER BY event_id',
+    );
+    // Sorted here too: PostgreSQL's collation may order text differently from SQLite's.
+    expect(stored.map((row) => row.event_id).sort()).toEqual([
       'evt_0002',
       'evt_0003',
       'evt_0005',

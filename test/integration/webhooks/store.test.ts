@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { webhookDataSchema } from '../../../src/api/webhook-schemas.js';
 import { systemClock } from '../../../src/clock.js';
@@ -6,17 +5,21 @@ import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
 import { createStore, type Store } from '../../../src/db/store.js';
 import { normalizeDetail } from '../../../src/sync/normalize.js';
 import { normalizeWebhookData } from '../../../src/webhooks/normalize-webhook.js';
-import { detailRecord, listFields, tempDir } from '../../helpers/records.js';
-import { webhookData } from '../../helpers/webhooks.js';
+import { createTestDatabase, queryAll, queryOne, type TestDatabase } from '../../helpers/engine.js';
+import { detailRecord, listFields } from '../../helpers/records.js';
+import { parseJsonColumns, webhookData } from '../../helpers/webhooks.js';
 
+let database: TestDatabase;
 let db: MirrorDb;
 let store: Store;
 beforeEach(async () => {
-  db = await openDatabase({ path: join(tempDir(), 'mirror.db') });
+  database = await createTestDatabase();
+  db = await openDatabase({ location: database.location });
   store = createStore({ db, clock: systemClock });
 });
 afterEach(async () => {
   await db.close();
+  await database.drop();
 });
 
 const ID = 'K3J9QX2A';
@@ -62,15 +65,15 @@ function webhook(overrides: Record<string, unknown> = {}, observedAt = '2026-11-
   );
 }
 
-const get = (sql: string) => db.sqlite.prepare(sql).get() as Record<string, unknown>;
+const get = (sql: string) => queryOne<Record<string, unknown>>(db, sql);
 
 describe('partial writes (webhooks) beside detail writes', () => {
   it('finds nothing new in a webhook that says what the poll stored, and keeps the detail bookkeeping', async () => {
     await polled();
-    const before = get('SELECT * FROM requests');
+    const before = await get('SELECT * FROM requests');
     expect(await webhook()).toBe('unchanged');
-    expect(get('SELECT * FROM requests')).toEqual(before);
-    expect(get("SELECT location_id FROM request_locations WHERE role = 'pickup'")).toEqual({
+    expect(await get('SELECT * FROM requests')).toEqual(before);
+    expect(await get("SELECT location_id FROM request_locations WHERE role = 'pickup'")).toEqual({
       location_id: 'LOC1',
     });
   });
@@ -80,22 +83,24 @@ describe('partial writes (webhooks) beside detail writes', () => {
     const moved = { ...detailRecord().destination_location, id: undefined, street: '1 New St' };
     expect(await webhook({ destination_location: moved })).toBe('changed');
     expect(
-      db.sqlite
-        .prepare('SELECT role, location_id, street FROM request_locations ORDER BY role')
-        .all(),
+      await queryAll(db, 'SELECT role, location_id, street FROM request_locations ORDER BY role'),
     ).toEqual([
       { role: 'destination', location_id: null, street: '1 New St' },
       { role: 'pickup', location_id: 'LOC1', street: '2525 S Michigan Ave' },
     ]);
     expect(
-      get('SELECT last_updated_timestamp_utc, content_hash, facility_id, source FROM requests'),
+      await get(
+        'SELECT last_updated_timestamp_utc, content_hash, facility_id, source FROM requests',
+      ),
     ).toEqual({
       last_updated_timestamp_utc: null,
       content_hash: null,
       facility_id: 'F1',
       source: 'webhook',
     });
-    expect(get("SELECT changed_columns FROM request_changes WHERE source = 'webhook'")).toEqual({
+    expect(
+      await get("SELECT changed_columns FROM request_changes WHERE source = 'webhook'"),
+    ).toEqual({
       changed_columns: 'last_updated_timestamp_utc,raw_json',
     });
   });
@@ -103,10 +108,15 @@ describe('partial writes (webhooks) beside detail writes', () => {
   it('updates an account name without touching what the poll stored of it', async () => {
     await polled();
     await webhook({ account_name: 'Mercy Health System' });
-    expect(get('SELECT name, service_levels_json, facilities_json FROM accounts')).toEqual({
+    // JSON columns as values: PostgreSQL reprints jsonb.
+    expect(
+      parseJsonColumns(
+        await get('SELECT name, service_levels_json, facilities_json FROM accounts'),
+      ),
+    ).toEqual({
       name: 'Mercy Health System',
-      service_levels_json: '["ALS","BLS"]',
-      facilities_json: '[{"id":"F1","name":"Mercy Main"}]',
+      service_levels_json: ['ALS', 'BLS'],
+      facilities_json: [{ id: 'F1', name: 'Mercy Main' }],
     });
     // The poll's cache must not hide the difference: the next detail restores the polled name.
     await store.transaction((tx) =>
@@ -120,7 +130,7 @@ describe('partial writes (webhooks) beside detail writes', () => {
         observedAt: '2026-11-21T11:00:00.000Z',
       }),
     );
-    expect(get('SELECT name FROM accounts')).toEqual({ name: 'Mercy Health' });
+    expect(await get('SELECT name FROM accounts')).toEqual({ name: 'Mercy Health' });
   });
 
   it('skips a webhook observed before the last write or before the unavailable mark', async () => {
@@ -130,11 +140,11 @@ describe('partial writes (webhooks) beside detail writes', () => {
       tx.requests.markUnavailable(ID, '2026-11-21T12:00:00.000Z', 'poll'),
     );
     expect(await webhook({ service_level_type: 'ALS' }, '2026-11-21T11:00:00.000Z')).toBe('stale');
-    expect(get('SELECT unavailable_at FROM requests')).toEqual({
+    expect(await get('SELECT unavailable_at FROM requests')).toEqual({
       unavailable_at: '2026-11-21T12:00:00.000Z',
     });
     expect(await webhook({}, '2026-11-21T13:00:00.000Z')).toBe('changed');
-    expect(get('SELECT unavailable_at FROM requests')).toEqual({ unavailable_at: null });
+    expect(await get('SELECT unavailable_at FROM requests')).toEqual({ unavailable_at: null });
   });
 
   it('guards the unavailable mark by time only when asked', async () => {

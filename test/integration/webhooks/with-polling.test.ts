@@ -1,13 +1,13 @@
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServiceClient } from '../../../src/api/index.js';
 import { openDatabase } from '../../../src/db/open.js';
+import type { Connection } from '../../../src/db/sql.js';
 import { createStore } from '../../../src/db/store.js';
 import { silentLogger } from '../../../src/log.js';
 import { createCallTally } from '../../../src/sync/call-tally.js';
 import { runPollCycle, type PollDeps } from '../../../src/sync/poll.js';
 import { normalizeTimestamp } from '../../../src/time.js';
-import { tempDir } from '../../helpers/records.js';
+import { createTestDatabase, queryAll } from '../../helpers/engine.js';
 import { truthInWindow } from '../../helpers/truth.js';
 import { startWebhookFixture, type WebhookFixture } from '../../helpers/webhooks.js';
 
@@ -20,9 +20,10 @@ afterEach(async () => {
 
 type Row = Record<string, unknown>;
 
-/** A second, polling-only mirror of the same simulator, on its own database. */
+/** A second, polling-only mirror of the same simulator, on its own database (same engine). */
 async function pollingOnlyMirror(h: WebhookFixture) {
-  const db = await openDatabase({ path: join(tempDir(), 'polling-only.db') });
+  const database = await createTestDatabase('polling-only.db');
+  const db = await openDatabase({ location: database.location });
   const store = createStore({ db, clock: h.clock });
   const calls = createCallTally();
   const url = h.sim.url!;
@@ -41,6 +42,7 @@ async function pollingOnlyMirror(h: WebhookFixture) {
   closeOther = async () => {
     await client.close();
     await db.close();
+    await database.drop();
   };
   return { db, cycle: () => runPollCycle(deps) };
 }
@@ -109,12 +111,16 @@ describe('webhooks together with polling', () => {
 
     const inWindow = new Set(truthInWindow(hook).map((t) => t.requestId));
     const truths = new Map(hook.sim.truth().map((t) => [t.requestId, t]));
-    const read = (db: { sqlite: { prepare(sql: string): { all(): unknown[] } } }, sql: string) =>
-      db.sqlite.prepare(sql).all() as Row[];
+    // Both mirrors are on the same engine, so even JSON columns read back alike: compared as
+    // they are, byte for byte.
+    const read = (db: Connection, sql: string) => queryAll<Row>(db, sql);
     const aloneRows = new Map(
-      read(alone.db, 'SELECT * FROM requests').map((row) => [row.request_id as string, row]),
+      (await read(alone.db, 'SELECT * FROM requests')).map((row) => [
+        row.request_id as string,
+        row,
+      ]),
     );
-    const bothRows = read(hook.db, 'SELECT * FROM requests');
+    const bothRows = await read(hook.db, 'SELECT * FROM requests');
     let compared = 0;
     const newerThanPolled = new Set<string>();
     for (const row of bothRows) {
@@ -157,19 +163,21 @@ describe('webhooks together with polling', () => {
         inWindow.has(row.request_id as string) &&
         aloneRows.has(row.request_id as string) &&
         !newerThanPolled.has(row.request_id as string);
-      const expected = read(alone.db, sql).filter(isCompared);
-      const actual = read(hook.db, sql).filter(isCompared);
+      const expected = (await read(alone.db, sql)).filter(isCompared);
+      const actual = (await read(hook.db, sql)).filter(isCompared);
       expect(actual).toEqual(expected);
     }
     const accounts =
       'SELECT account_id, name, service_levels_json, facilities_json FROM accounts ORDER BY account_id';
-    const bothAccounts = new Map(read(hook.db, accounts).map((row) => [row.account_id, row]));
-    for (const account of read(alone.db, accounts))
+    const bothAccounts = new Map(
+      (await read(hook.db, accounts)).map((row) => [row.account_id, row]),
+    );
+    for (const account of await read(alone.db, accounts))
       expect(bothAccounts.get(account.account_id)).toEqual(account);
     // And the members only webhooks carry are there too.
-    expect(hook.count('SELECT count(*) AS n FROM request_profiles')).toBeGreaterThan(20);
+    expect(await hook.count('SELECT count(*) AS n FROM request_profiles')).toBeGreaterThan(20);
     expect(
-      hook.count("SELECT count(*) AS n FROM request_changes WHERE source = 'webhook'"),
+      await hook.count("SELECT count(*) AS n FROM request_changes WHERE source = 'webhook'"),
     ).toBeGreaterThan(20);
   });
 });

@@ -11,7 +11,7 @@ const answered = { isPollingRetired: false, isListComplete: true };
 
 describe('the poll gate of TRANSPORT_POLL=auto', () => {
   it('stops polling when the lists are gone, probes once a day, and resumes when they answer', async () => {
-    const db = await openDatabase({ path: ':memory:' });
+    const db = await openDatabase({ location: ':memory:' });
     const clock = manualClock();
     const store = createStore({ db, clock });
     const gate = await createPollGate({ mode: 'auto', store, clock, log: silentLogger() });
@@ -41,7 +41,7 @@ describe('the poll gate of TRANSPORT_POLL=auto', () => {
   });
 
   it('with TRANSPORT_POLL=on keeps polling whatever the lists answer', async () => {
-    const db = await openDatabase({ path: ':memory:' });
+    const db = await openDatabase({ location: ':memory:' });
     const clock = manualClock();
     const store = createStore({ db, clock });
     const gate = await createPollGate({ mode: 'on', store, clock, log: silentLogger() });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sqliteOf } from '../../helpers/engine.js';
 import { openDatabase } from '../../../src/db/open.js';
 import { createStore } from '../../../src/db/store.js';
 import { captureLogger } from '../../helpers/api.js';
@@ -6,7 +7,7 @@ import { manualClock } from '../../helpers/simulator.js';
 
 describe('schema_drift', () => {
   it('keeps one row per request and member, one per unknown member, and logs each drift once at warn', async () => {
-    const db = await openDatabase({ path: ':memory:' });
+    const db = await openDatabase({ location: ':memory:' });
     const clock = manualClock();
     const { log, lines } = captureLogger();
     const store = createStore({ db, clock, log });
@@ -28,7 +29,7 @@ describe('schema_drift', () => {
     });
     clock.advance(60_000);
     await store.transaction((tx) => tx.drift.record('A1', 'poll', [retyped], tx.now()));
-    const rows = db.sqlite
+    const rows = sqliteOf(db)
       .prepare(
         'SELECT request_id, member, problem, count, first_seen_at < last_seen_at AS moved FROM schema_drift ORDER BY member, request_id',
       )

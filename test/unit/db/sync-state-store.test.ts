@@ -7,7 +7,7 @@ import { manualClock } from '../../helpers/simulator.js';
 
 describe('sync_state and sync_runs', () => {
   it('writes, reads and conditionally renews or removes a key', async () => {
-    const db = await openDatabase({ path: ':memory:' });
+    const db = await openDatabase({ location: ':memory:' });
     const store = createStore({ db, clock: manualClock() });
     await store.transaction(async ({ state }) => {
       await state.set('lease', 'mine', '2026-11-25T10:00:00.000Z');
@@ -28,7 +28,7 @@ describe('sync_state and sync_runs', () => {
   });
 
   it('reads a database that has no tables yet without failing (status on a new install)', async () => {
-    const db = await openDatabase({ path: ':memory:', shouldMigrate: false });
+    const db = await openDatabase({ location: ':memory:', shouldMigrate: false });
     expect(await readSyncState(db, 'last_success_at')).toBeUndefined();
     expect(await readRecentRuns(db, 5)).toEqual([]);
     await db.close();

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { sqliteOf } from '../../helpers/engine.js';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
 import { assessFreshness, createReadiness, pollIntervalMs } from '../../../src/ops/freshness.js';
 import { createProgressCheck } from '../../../src/ops/watchdog.js';
@@ -74,7 +75,7 @@ describe('freshness', () => {
 
 describe('readiness', () => {
   it('reads the last success from sync_state at every call', async () => {
-    db = await openDatabase({ path: ':memory:' });
+    db = await openDatabase({ location: ':memory:' });
     let now = T0;
     const readiness = createReadiness({
       db,
@@ -87,7 +88,7 @@ describe('readiness', () => {
       ready: false,
       reason: 'no poll cycle has completed yet',
     });
-    db.sqlite
+    sqliteOf(db)
       .prepare('INSERT INTO sync_state (key, value, updated_at) VALUES (?, ?, ?)')
       .run(LAST_SUCCESS_KEY, iso(T0), iso(T0));
     expect(await readiness()).toMatchObject({ ready: true, reason: 'fresh', freshnessSeconds: 0 });
@@ -102,7 +103,7 @@ describe('readiness', () => {
   });
 
   it('is ready with polling off: nothing to be fresh about', async () => {
-    db = await openDatabase({ path: ':memory:' });
+    db = await openDatabase({ location: ':memory:' });
     const readiness = createReadiness({
       db,
       now: () => T0,

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { sqliteOf } from '../../helpers/engine.js';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
 import { emptyCounts } from '../../../src/db/store/run-store.js';
 import { createMetrics } from '../../../src/ops/metrics.js';
@@ -64,7 +65,7 @@ describe('the metrics hooks', () => {
 
 describe('the database gauges', () => {
   it('read requests by state, unavailable, quarantine, pending webhooks, outbox and freshness at scrape', async () => {
-    db = await openDatabase({ path: ':memory:' });
+    db = await openDatabase({ location: ':memory:' });
     const metrics = createMetrics({ isDefaultMetricsOn: false });
     let now = T0;
     registerDbGauges({
@@ -77,7 +78,7 @@ describe('the database gauges', () => {
     expect(sample(text, 'transport_sync_freshness_seconds')).toBeUndefined();
     expect(sample(text, 'transport_sync_quarantined_records')).toBe(0);
 
-    const insert = db.sqlite.prepare(
+    const insert = sqliteOf(db).prepare(
       `INSERT INTO requests (request_id, list_state, unavailable_at, synced_at, first_seen_at, source, raw_json)
        VALUES (?, ?, ?, 'x', 'x', 'poll', '{}')`,
     );
@@ -85,20 +86,22 @@ describe('the database gauges', () => {
     insert.run('B', 'accepted', null);
     insert.run('C', 'completed', null);
     insert.run('D', 'accepted', '2025-06-15T00:00:00.000Z');
-    db.sqlite
+    sqliteOf(db)
       .prepare(
         `INSERT INTO quarantine (record_key, source, reason, raw_payload, first_seen_at, last_seen_at)
          VALUES ('q1', 'poll', 'bad', '{}', 'x', 'x')`,
       )
       .run();
-    db.sqlite
+    sqliteOf(db)
       .prepare(
         `INSERT INTO webhook_events (event_id, envelope, payload_json, received_at, processed_at)
          VALUES ('e1', 'v2', '{}', 'x', NULL), ('e2', 'v2', '{}', 'x', 'y')`,
       )
       .run();
-    db.sqlite.prepare("INSERT INTO outbox_actions (request_id, kind) VALUES ('A', 'accept')").run();
-    db.sqlite
+    sqliteOf(db)
+      .prepare("INSERT INTO outbox_actions (request_id, kind) VALUES ('A', 'accept')")
+      .run();
+    sqliteOf(db)
       .prepare('INSERT INTO sync_state (key, value, updated_at) VALUES (?, ?, ?)')
       .run(LAST_SUCCESS_KEY, new Date(T0 - 30_000).toISOString(), 'x');
     now += 5000; // past the one-second snapshot

@@ -93,7 +93,7 @@ const IS_CI = CI !== undefined && CI !== '' && CI !== 'false' && CI !== '0';
  * database. Histograms expose _bucket, _sum and _count.
  */
 async function registeredMetrics(): Promise<Map<string, Registered>> {
-  const db = await openDatabase({ path: ':memory:' });
+  const db = await openDatabase({ location: ':memory:' });
   try {
     const { registry } = createMetrics();
     registerDbGauges({ registry, db, hasWebhooks: true });

@@ -1,0 +1,103 @@
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { migrate } from 'drizzle-orm/node-postgres/migrator';
+import pg from 'pg';
+import { migrationsFolder, refuseNewer, type AppliedMigrations } from '../migrations.js';
+import { postgresConnection, type PostgresConnection } from './connection.js';
+import { postgresError } from './errors.js';
+import { MIRROR_TYPES } from './types.js';
+
+/** How to open a PostgreSQL mirror. */
+export interface PostgresOpenOptions {
+  /** postgres://user@host:port/database (no password: see `password`). */
+  url: string;
+  /** The role's password, read from a file or credential; undefined leaves it to PGPASSFILE. */
+  password?: string;
+  /** Apply pending migrations (the daemon and `migrate` do; `status` only reads). */
+  shouldMigrate?: boolean;
+  isReadOnly?: boolean;
+  /** Connections the process may hold (transactions in flight at once). */
+  maxConnections?: number;
+}
+
+/** Advisory lock key under which one process at a time migrates a shared database. */
+const MIGRATION_LOCK = 7_461_019_001;
+
+/** The URL without its password, for logs and messages. */
+export function postgresLocation(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return 'postgres://(unparsable URL)';
+  }
+}
+
+/**
+ * Opens a pool on the mirror's database: every session in UTC with ISO dates (the type parsers
+ * rely on it), named `transport-sync` in pg_stat_activity, kept alive over idle stretches.
+ * Migrates under an advisory lock, so several daemons starting together migrate once; refuses
+ * a database a newer version migrated.
+ */
+export async function openPostgres({
+  url,
+  password,
+  shouldMigrate = true,
+  isReadOnly = false,
+  maxConnections = 10,
+}: PostgresOpenOptions): Promise<PostgresConnection> {
+  const location = postgresLocation(url);
+  const options = ['-c TimeZone=UTC', '-c DateStyle=ISO'];
+  if (isReadOnly) options.push('-c default_transaction_read_only=on');
+  const clientConfig: pg.ClientConfig = {
+    connectionString: url,
+    ...(password !== undefined && { password }),
+    options: options.join(' '),
+    application_name: 'transport-sync',
+    types: MIRROR_TYPES,
+    keepAlive: true,
+    connectionTimeoutMillis: 10_000,
+  };
+  const pool = new pg.Pool({ ...clientConfig, max: maxConnections, idleTimeoutMillis: 30_000 });
+  // An idle client whose server went away must not crash the process: the next query reports it.
+  pool.on('error', () => undefined);
+  try {
+    const client = await pool.connect();
+    try {
+      if (shouldMigrate && !isReadOnly) {
+        await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+        try {
+          refuseNewer(await appliedPostgresMigrations(client), 'postgres', location);
+          await migrate(drizzle({ client }), { migrationsFolder: migrationsFolder('postgres') });
+        } finally {
+          await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+        }
+      } else {
+        refuseNewer(await appliedPostgresMigrations(client), 'postgres', location);
+      }
+    } finally {
+      client.release();
+    }
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw postgresError(error, location);
+  }
+  return postgresConnection(pool, location, () => new pg.Client(clientConfig));
+}
+
+/** How many migrations a database has applied, and the newest one's time. */
+export async function appliedPostgresMigrations(
+  client: pg.ClientBase | pg.Pool,
+): Promise<AppliedMigrations> {
+  const exists = await client.query(
+    "SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS found",
+  );
+  if (!exists.rows[0]?.found) return { count: 0, newestAt: null };
+  const row = await client.query(
+    'SELECT count(*) AS n, max(created_at) AS at FROM drizzle.__drizzle_migrations',
+  );
+  return {
+    count: Number(row.rows[0].n),
+    newestAt: row.rows[0].at === null ? null : Number(row.rows[0].at),
+  };
+}
