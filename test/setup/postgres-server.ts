@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +30,9 @@ export default async function setup(project: TestProject) {
     return undefined;
   }
   const dir = mkdtempSync(join(tmpdir(), 'transport-sync-pg-'));
+  // Run as root, the package starts PostgreSQL as a user of its own, which must create the data
+  // directory in here. It holds a throwaway server's test data only.
+  if (process.getuid?.() === 0) chmodSync(dir, 0o777);
   const port = await freePort();
   const server = new EmbeddedPostgres({
     databaseDir: join(dir, 'data'),
