@@ -144,7 +144,7 @@ export function createHttp(options: HttpOptions): HttpClient {
     });
   const limiter = createLimiter({
     clock,
-    rateLimitPerSec: options.rateLimitPerSec ?? 10,
+    rateLimitPerSec: options.rateLimitPerSec ?? 0,
     concurrency: options.concurrency ?? 4,
     ...(options.onRateLimitedMs && { onRateLimitedMs: options.onRateLimitedMs }),
   });
@@ -173,6 +173,12 @@ export function createHttp(options: HttpOptions): HttpClient {
       }, req.signal);
       const durationMs = clock.now() - attemptStart;
       const status = result.kind === 'ok' ? result.response.status : result.status;
+      // The service's only word on our rate: 429, or 503 with Retry-After, slows every caller.
+      const isThrottled =
+        result.kind === 'fail' &&
+        (result.status === 429 || (result.status === 503 && result.retryAfterMs !== null));
+      if (isThrottled) limiter.onThrottled(result.retryAfterMs);
+      else if (status !== null) limiter.onAnswered();
       const errorCode = result.kind === 'fail' ? result.error.code : undefined;
       const event = { endpoint: req.endpoint, method: req.method, status, attempt, durationMs };
       options.onCall?.(errorCode ? { ...event, errorCode } : event);

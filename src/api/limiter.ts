@@ -1,23 +1,50 @@
 import type { Clock } from '../clock.js';
 
 /**
- * Client-side politeness: a request-rate limit (token bucket) and a cap on requests in flight.
- * Every attempt passes through it, retries included, so a retry storm cannot exceed either.
+ * Client-side politeness: a cap on requests in flight, an optional hard rate cap, and adaptive
+ * rate control (AIMD). Every attempt passes through it, retries included, so a retry storm can
+ * exceed none of them.
+ *
+ * The service publishes no rate limit, so nothing is paced until it says so: the concurrency cap
+ * alone bounds the load. When it answers 429 (or 503 with Retry-After), every attempt waits out
+ * its Retry-After and the rate is halved from what was being sent; each second without another
+ * such answer adds a twentieth of that rate back (at least one request a second), so it climbs
+ * back in about 10 s and then probes beyond, until it is unpaced again. So a client converges on the service's limit, probing it gently, instead of
+ * either idling under an arbitrary cap or storming it.
  */
 
-/** Runs attempts under the rate limit and concurrency cap. */
+/** Runs attempts under the rate limits and the concurrency cap. */
 export interface Limiter {
   /** Runs `fn` once a concurrency slot and a rate token are available. */
   run<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  /** The service asked us to slow down (429, or 503 with Retry-After). */
+  onThrottled(retryAfterMs: number | null): void;
+  /** The service answered without asking us to slow down. */
+  onAnswered(): void;
   /** Attempts currently running (for tests and metrics). */
   readonly inFlight: number;
+  /** The adaptive rate now, in requests per second (Infinity while unpaced). */
+  readonly adaptiveRatePerSec: number;
 }
+
+/** Below this, the adaptive rate is not halved further. */
+const MIN_ADAPTIVE_RATE = 0.5;
+/** Above this, the adaptive rate lets go: unpaced again. */
+const MAX_ADAPTIVE_RATE = 1000;
+/** After a halving, 429s answering calls already sent do not halve again for this long. */
+const THROTTLE_COOLDOWN_MS = 1000;
+/** How often the adaptive rate grows back. */
+const GROWTH_INTERVAL_MS = 1000;
+/** The window over which the rate being sent is measured. */
+const SENT_WINDOW_MS = 1000;
 
 /** Options of `createLimiter`. */
 export interface LimiterOptions {
   clock: Clock;
-  /** Requests started per second; 0 means unlimited. */
+  /** A hard cap on requests started per second; 0 means none. */
   rateLimitPerSec: number;
+  /** Adapt the rate to the service's 429s (default true). */
+  isAdaptive?: boolean;
   /** Requests in flight at once; at least 1. */
   concurrency: number;
   /** Requests that may start back to back before spacing applies (default 1: strictly spaced). */
@@ -34,22 +61,87 @@ export function createLimiter(options: LimiterOptions): Limiter {
   if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
     throw new RangeError('concurrency must be an integer >= 1');
   }
-  const bucket = createBucket(options.clock, options.rateLimitPerSec, options.burst ?? 1);
+  const { clock } = options;
+  const hardCap = createBucket(clock, options.rateLimitPerSec, options.burst ?? 1);
+  const adaptive = createAdaptiveRate(clock, options.isAdaptive ?? true);
   const slots = createSemaphore(options.concurrency);
   return {
     get inFlight() {
       return slots.active;
     },
+    get adaptiveRatePerSec() {
+      return adaptive.ratePerSec;
+    },
+    onThrottled: (retryAfterMs) => adaptive.throttled(retryAfterMs),
+    onAnswered: () => adaptive.answered(),
     async run(fn, signal) {
-      // Slot first, then token: a token taken while queued for a slot would be wasted time.
+      // Slot first, then tokens: a token taken while queued for a slot would be wasted time.
       const release = await slots.acquire(signal);
       try {
-        const waitedMs = await bucket.take(signal);
+        const waitedMs = (await adaptive.take(signal)) + (await hardCap.take(signal));
         if (waitedMs > 0) options.onRateLimitedMs?.(waitedMs);
         return await fn();
       } finally {
         release();
       }
+    },
+  };
+}
+
+/**
+ * AIMD: unpaced until the service throttles; then halved from the rate being sent, and grown
+ * back a constant step each quiet second. While a Retry-After runs, every taker waits it out.
+ */
+function createAdaptiveRate(clock: Clock, isOn: boolean) {
+  let ratePerSec = Number.POSITIVE_INFINITY;
+  let bucket = createBucket(clock, 0, 1);
+  let pausedUntil = 0;
+  let lastThrottleMs = Number.NEGATIVE_INFINITY;
+  let lastGrowthMs = 0;
+  let step = 1;
+  const sent: number[] = [];
+  const setRate = (next: number) => {
+    ratePerSec = next > MAX_ADAPTIVE_RATE ? Number.POSITIVE_INFINITY : next;
+    bucket = createBucket(clock, Number.isFinite(ratePerSec) ? ratePerSec : 0, 1);
+  };
+  return {
+    get ratePerSec() {
+      return ratePerSec;
+    },
+    async take(signal?: AbortSignal): Promise<number> {
+      if (!isOn) return 0;
+      let waitedMs = 0;
+      const pauseMs = pausedUntil - clock.now();
+      if (pauseMs > 0) {
+        await clock.sleep(pauseMs, signal);
+        waitedMs += pauseMs;
+      }
+      waitedMs += await bucket.take(signal);
+      const now = clock.now();
+      sent.push(now);
+      while (sent.length > 0 && sent[0]! < now - SENT_WINDOW_MS) sent.shift();
+      return waitedMs;
+    },
+    throttled(retryAfterMs: number | null): void {
+      if (!isOn) return;
+      const now = clock.now();
+      pausedUntil = Math.max(pausedUntil, now + (retryAfterMs ?? 0));
+      // Several answers to calls sent before the first 429 say the same thing once.
+      if (now - lastThrottleMs < THROTTLE_COOLDOWN_MS) return;
+      lastThrottleMs = now;
+      lastGrowthMs = now;
+      const current = Math.min(ratePerSec, Math.max(sent.length, 1));
+      // Back to where it was throttled in about 10 s, then beyond it, a step a second.
+      step = Math.max(1, current / 20);
+      setRate(Math.max(MIN_ADAPTIVE_RATE, current / 2));
+    },
+    answered(): void {
+      if (!isOn || !Number.isFinite(ratePerSec)) return;
+      const now = clock.now();
+      if (now - lastGrowthMs < GROWTH_INTERVAL_MS) return;
+      const steps = Math.floor((now - lastGrowthMs) / GROWTH_INTERVAL_MS);
+      lastGrowthMs += steps * GROWTH_INTERVAL_MS;
+      setRate(ratePerSec + steps * step);
     },
   };
 }

@@ -214,8 +214,9 @@ export const SETTINGS = {
   }),
   rateLimitPerSec: setting({
     env: 'TRANSPORT_RATE_LIMIT_PER_SEC',
-    defaultText: '10',
-    description: 'Most requests per second sent to the service (0 = no limit).',
+    defaultText: '0',
+    description:
+      'A hard cap on requests per second sent to the service (0 = none). Without one, calls are paced only when the service answers 429: the rate is halved and grown back slowly (see docs/sync.md).',
     schema: positiveNumber(1000),
   }),
   pollCron: setting({

@@ -39,6 +39,11 @@ export const faultOptionsSchema = z.strictObject({
   endpoints: z.array(z.enum(ENDPOINTS)).optional(),
   /** Endpoints that answer 410 as a whole (retired). */
   gone: z.array(z.enum(ENDPOINTS)).optional(),
+  /**
+   * An enforced rate limit: API calls (the token endpoint aside) beyond this many in any second
+   * answer 429 with Retry-After, as a service that throttles would.
+   */
+  rateLimitPerSec: z.number().min(0.1).max(100_000).optional(),
 });
 
 /** Fault settings (see `faultOptionsSchema`). */
@@ -65,6 +70,16 @@ const GATEWAY_PAGE =
 /** A fault injector reading `rng` and, for HTTP-date Retry-After values, `clock`. */
 export function createFaultInjector({ rng, clock }: { rng: Random; clock: Clock }): FaultInjector {
   let options: FaultOptions = {};
+  // The calls let through in the last second, for the enforced rate limit.
+  const admitted: number[] = [];
+  const isOverLimit = (endpoint: Endpoint) => {
+    if (options.rateLimitPerSec === undefined || endpoint === 'token') return false;
+    const now = clock.now();
+    while (admitted.length > 0 && admitted[0]! <= now - 1000) admitted.shift();
+    if (admitted.length >= options.rateLimitPerSec) return true;
+    admitted.push(now);
+    return false;
+  };
 
   const serverError = (): SimResponse => {
     const status = rng.pick([500, 502, 503] as const);
@@ -104,6 +119,9 @@ export function createFaultInjector({ rng, clock }: { rng: Random; clock: Clock 
           error_description: 'The authorization server is temporarily unavailable.',
         });
         return { fault: { kind: 'token_outage', response }, slowMs: 0 };
+      }
+      if (isOverLimit(endpoint)) {
+        return { fault: { kind: 'rate_limit', response: rateLimited() }, slowMs: 0 };
       }
       if (options.endpoints && !options.endpoints.includes(endpoint)) {
         return { fault: { kind: 'none' }, slowMs: 0 };

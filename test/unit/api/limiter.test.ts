@@ -89,4 +89,42 @@ describe('limiter', () => {
     expect(() => createLimiter({ clock, rateLimitPerSec: -1, concurrency: 1 })).toThrow(RangeError);
     expect(() => createLimiter({ clock, rateLimitPerSec: 1, concurrency: 0 })).toThrow(RangeError);
   });
+
+  it('paces nothing until the service throttles; then waits out Retry-After, halves the rate it was sending, and grows it back a step a second', async () => {
+    const clock = createFakeClock();
+    const limiter = createLimiter({ clock, rateLimitPerSec: 0, concurrency: 100 });
+    await Promise.all(Array.from({ length: 40 }, () => limiter.run(async () => undefined)));
+    expect(clock.sleeps).toEqual([]);
+    expect(limiter.adaptiveRatePerSec).toBe(Number.POSITIVE_INFINITY);
+
+    // 40 sent within the last second; the service says 429, retry after 2 s.
+    limiter.onThrottled(2000);
+    expect(limiter.adaptiveRatePerSec).toBe(20);
+    // The answers to the other calls of that burst say the same thing: no second halving.
+    limiter.onThrottled(2000);
+    expect(limiter.adaptiveRatePerSec).toBe(20);
+    await limiter.run(async () => undefined);
+    expect(clock.sleeps).toEqual([2000]);
+    await Promise.all(Array.from({ length: 3 }, () => limiter.run(async () => undefined)));
+    expect(clock.sleeps).toEqual([2000, 50, 50, 50]);
+
+    // Each quiet second adds a twentieth of the throttled rate (2/s here): 2.15 s of waiting
+    // above and 3 s more make five.
+    clock.advance(3000);
+    limiter.onAnswered();
+    expect(limiter.adaptiveRatePerSec).toBe(20 + 5 * 2);
+    // Past the ceiling it lets go: unpaced again.
+    clock.advance(600_000);
+    limiter.onAnswered();
+    expect(limiter.adaptiveRatePerSec).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('keeps a hard cap under the adaptive rate, and adapts not at all when told not to', async () => {
+    const clock = createFakeClock();
+    const fixed = createLimiter({ clock, rateLimitPerSec: 5, concurrency: 10, isAdaptive: false });
+    fixed.onThrottled(5000);
+    expect(fixed.adaptiveRatePerSec).toBe(Number.POSITIVE_INFINITY);
+    await Promise.all(Array.from({ length: 3 }, () => fixed.run(async () => undefined)));
+    expect(clock.sleeps).toEqual([200, 200]);
+  });
 });

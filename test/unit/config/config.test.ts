@@ -36,7 +36,7 @@ describe('loadConfig', () => {
       windowFutureHours: 336,
       states: ['completed', 'accepted'],
       concurrency: 4,
-      rateLimitPerSec: 10,
+      rateLimitPerSec: 0,
       isPollingOn: true,
       logLevel: 'info',
     });
