@@ -19,6 +19,7 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Databases and loopback servers are per test file; two workers suit the 2-core machines.
     pool: 'forks',
+    setupFiles: ['test/setup/sqlite-pin.ts'],
     maxWorkers: 4,
     projects: [
       {

