@@ -1,9 +1,7 @@
-import {
-  parseRecord,
-  requestDetailSchema,
-  requestListItemSchema,
-  type RequestDetail,
-} from '../../src/api/index.js';
+import type { Drift } from '../../src/api/contract.js';
+import { checkRecord } from '../../src/api/records.js';
+import { requestDetailContract } from '../../src/api/schemas.js';
+import { parseRecord, requestListItemSchema, type RequestDetail } from '../../src/api/index.js';
 import type { DetailsPage, ListItem, SyncClient } from '../../src/sync/ports.js';
 import type { SnapshotEntry } from './sim-protocol.js';
 
@@ -14,12 +12,16 @@ export interface ParsedEntry {
   listItem: ListItem | null;
   detail: RequestDetail;
   raw: unknown;
+  drift: Drift[];
 }
 
 /** Parses a snapshot through the client's own schemas (outside any timed part). */
 export function parseSnapshot(entries: readonly SnapshotEntry[]): ParsedEntry[] {
   return entries.map((entry) => {
-    const detail = parseRecord(requestDetailSchema, entry.detail, ['request_id']);
+    // As the client checks records: member by member, drift recorded (the default policy).
+    const detail = checkRecord<RequestDetail>(requestDetailContract, entry.detail, 'evolve', [
+      'request_id',
+    ]);
     if (detail.kind !== 'ok')
       throw new Error(`snapshot record rejected: ${detail.rejected.reason}`);
     let listItem: ListItem | null = null;
@@ -34,6 +36,7 @@ export function parseSnapshot(entries: readonly SnapshotEntry[]): ParsedEntry[] 
       listItem,
       detail: detail.record,
       raw: entry.detail,
+      drift: detail.drift,
     };
   });
 }
@@ -66,7 +69,7 @@ export function createMemoryClient(entries: readonly ParsedEntry[], pageSize = 5
           pages,
           items: slice.map((entry) => entry.detail),
           raws: slice.map((entry) => entry.raw),
-          drifts: slice.map(() => []),
+          drifts: slice.map((entry) => entry.drift),
           rejected: [],
           readAtMs: Date.now(),
         };
@@ -76,7 +79,13 @@ export function createMemoryClient(entries: readonly ParsedEntry[], pageSize = 5
     async getRequest(id) {
       const entry = byId.get(id);
       if (!entry) throw new Error(`no record ${id} in memory`);
-      return { kind: 'ok', record: entry.detail, raw: entry.raw, drift: [], readAtMs: Date.now() };
+      return {
+        kind: 'ok',
+        record: entry.detail,
+        raw: entry.raw,
+        drift: entry.drift,
+        readAtMs: Date.now(),
+      };
     },
   };
 }

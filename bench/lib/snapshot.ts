@@ -17,9 +17,11 @@ export function snapshotOf(sim: Simulator, fromMs: number, toMs: number): Snapsh
       state: r.state,
       eventMs: eventMs(r),
       listItem: PARTIAL_STATES.has(r.state) ? toListItem(r) : null,
+      // As the full list serves it, drift included (see handlers-read.ts).
       detail: toDetail(r, world.accountOf(r), {
         includeLocationIds: false,
         excludeFacilities: false,
+        drift: world.driftOf(r),
       }),
     }));
 }

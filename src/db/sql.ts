@@ -22,6 +22,36 @@ export interface Sql {
   run(text: string, params?: Params): Promise<number>;
 }
 
+/**
+ * Whether a statement failed only because a concurrent transaction held what it needed: a
+ * deadlock or a serialization failure, which PostgreSQL resolves by failing one side. Worth
+ * running again at once. (SQLite has one writer at a time and never reports these.)
+ */
+export function isWriteConflict(error: unknown): boolean {
+  const failure = error as { code?: unknown; cause?: { code?: unknown } } | null;
+  const code = failure?.cause?.code ?? failure?.code;
+  return code === '40P01' || code === '40001';
+}
+
+/**
+ * Runs `work` inside a savepoint of the transaction `sql` belongs to: when it throws, what it
+ * wrote is rolled back and the transaction goes on. One request's writes in a batch of many.
+ */
+export async function withSavepoint<T>(sql: Sql, work: () => Promise<T>): Promise<T> {
+  // One name: savepoints of one name nest, each RELEASE or ROLLBACK TO meaning the latest, and
+  // the statements stay the same three (prepared once).
+  await sql.run('SAVEPOINT one_write');
+  try {
+    const result = await work();
+    await sql.run('RELEASE SAVEPOINT one_write');
+    return result;
+  } catch (error) {
+    await sql.run('ROLLBACK TO SAVEPOINT one_write');
+    await sql.run('RELEASE SAVEPOINT one_write');
+    throw error;
+  }
+}
+
 /** What an engine says differently. */
 export interface Dialect {
   readonly engine: Engine;

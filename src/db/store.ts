@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { isoFromMs } from '../time.js';
-import type { Connection, ReadOptions, Sql } from './sql.js';
+import { isWriteConflict, type Connection, type ReadOptions, type Sql } from './sql.js';
 import { createCheckpointStore } from './store/checkpoint-store.js';
 import { createDriftStore, type NewDrift } from './store/drift-store.js';
 import { createEventStore } from './store/event-store.js';
@@ -11,6 +11,9 @@ import { createQuarantineStore } from './store/quarantine-store.js';
 import { createRequestStore, type AccountCache } from './store/request-store.js';
 import { createRunStore } from './store/run-store.js';
 import { createSyncStateStore } from './store/sync-state-store.js';
+
+/** Times a transaction that lost a deadlock is run (PostgreSQL). */
+const CONFLICT_ATTEMPTS = 5;
 
 /** Every table's statements, bound to one transaction. */
 export interface StoreTx {
@@ -23,6 +26,8 @@ export interface StoreTx {
   drift: ReturnType<typeof createDriftStore>;
   events: ReturnType<typeof createEventStore>;
   outbox: ReturnType<typeof createOutboxStore>;
+  /** The transaction's statements, for what the stores above do not cover (savepoints). */
+  sql: Sql;
   /** Now, in canonical form. */
   now(): string;
 }
@@ -64,6 +69,7 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
         drift: createDriftStore(sql, { onNew }),
         events: createEventStore(sql),
         outbox: createOutboxStore(sql),
+        sql,
         now,
       };
       bound.set(sql, tx);
@@ -74,13 +80,21 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
     db,
     now,
     /** Runs `work` in one write transaction; a throw rolls it all back. Never nest them. */
+    /**
+     * Runs `work` in one write transaction; a throw rolls it all back. A transaction PostgreSQL
+     * failed for a concurrent one (a deadlock) is run again, from the start, a few times: `work`
+     * must do nothing outside the database that a second run would repeat.
+     */
     async transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
-      try {
-        return await db.transaction((sql) => work(bind(sql)));
-      } catch (error) {
-        // An account written by the rolled-back work is not stored after all.
-        accounts.clear();
-        throw error;
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          return await db.transaction((sql) => work(bind(sql)));
+        } catch (error) {
+          // An account written by the rolled-back work is not stored after all.
+          accounts.clear();
+          if (!isWriteConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+        }
       }
     },
     /** Runs `work` with reads only. */

@@ -55,6 +55,8 @@ export interface World {
   get(id: string): SimRequest | undefined;
   /** All requests, in creation order, including unavailable ones. */
   all(): SimRequest[];
+  /** Moves on with every change: what was derived from the requests at another is stale. */
+  version(): number;
   /** The account that owns `request`. */
   accountOf(request: SimRequest): SimAccount;
   /** What a perfect mirror should hold. */
@@ -109,6 +111,7 @@ export function createWorld(options: {
   };
   const accountMap = new Map(accounts.map((a) => [a.id, a]));
   const requests = new Map<string, SimRequest>();
+  let version = 0;
   for (const r of generateRequests(ctx, options.requests, clock.now())) requests.set(r.id, r);
 
   const mustGet = (id: string): SimRequest => {
@@ -140,12 +143,14 @@ export function createWorld(options: {
     now: () => clock.now(),
     get: (id) => requests.get(id),
     all: () => [...requests.values()],
+    version: () => version,
     accountOf,
     truth: () => [...requests.values()].map((r) => toTruth(r, accountOf(r), world.driftOf(r))),
     driftOf: (request) => activeDrift(request.drift, roughness().driftRate),
     apply(id, kind, change, { origin = 'service', reason } = {}) {
       const request = mustGet(id);
       change(request);
+      version += 1;
       const nowMs = clock.now();
       request.lastUpdatedMs = nextLastUpdated(request, nowMs, roughness().lastUpdated);
       const summary = summarize(request, kind, nowMs, origin, reason);
@@ -205,6 +210,7 @@ export function createWorld(options: {
         });
         for (const r of fresh) {
           requests.set(r.id, r);
+          version += 1;
           // Created now: last_updated equals created, so no bump as `apply` would make.
           const summary = summarize(r, 'created', clock.now(), 'service');
           emit(summary);

@@ -7,6 +7,7 @@ import { needsDetail } from './needs-detail.js';
 import { listFieldsOf } from './normalize.js';
 import type { DetailsPage, ListItem, ListState, Rejected } from './ports.js';
 import type { StoredSummary } from '../db/store/request-store.js';
+import { createWriteBatcher } from '../db/write-batcher.js';
 import { forEachConcurrently, readAhead } from './pool.js';
 import {
   pendingOf,
@@ -243,6 +244,7 @@ async function fetchDetails(
   signal?: AbortSignal,
 ): Promise<number> {
   let stored = 0;
+  const writer = createWriteBatcher(deps.store);
   await forEachConcurrently(
     items,
     deps.concurrency,
@@ -253,12 +255,16 @@ async function fetchDetails(
           await quarantineAll(deps, [result.rejected], counts);
           return;
         }
-        const outcome = await storeRecord(deps.store, {
-          ...pendingOf(result, listFieldsOf(item)),
-          source: 'backfill',
-          observedAt: deps.store.now(),
-          counts,
-        });
+        const outcome = await storeRecord(
+          deps.store,
+          {
+            ...pendingOf(result, listFieldsOf(item)),
+            source: 'backfill',
+            observedAt: deps.store.now(),
+            counts,
+          },
+          writer,
+        );
         tallyOutcome(counts, outcome);
         if (outcome === 'new' || outcome === 'changed') stored += 1;
       } catch (error) {

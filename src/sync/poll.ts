@@ -3,6 +3,7 @@ import type { RequestState } from '../config/index.js';
 import type { StoredSummary } from '../db/store/request-store.js';
 import { emptyCounts, type RunCounts, type RunStatus } from '../db/store/run-store.js';
 import type { Store } from '../db/store.js';
+import { createWriteBatcher } from '../db/write-batcher.js';
 import { describeError, isTransportError } from '../errors.js';
 import type { Logger, RateLimitedLogger } from '../log.js';
 import { isoFromMs } from '../time.js';
@@ -136,6 +137,8 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
         fetches.push({ id: row.request_id });
     }
   }
+  // The details that arrive together are stored in one transaction, each request atomic.
+  const writer = createWriteBatcher(store);
   await forEachConcurrently(
     fetches,
     settings.concurrency,
@@ -143,7 +146,7 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
       try {
         tallyOutcome(
           counts,
-          await refreshRequest(deps, id, { list, source: 'poll', signal, counts }),
+          await refreshRequest(deps, id, { list, source: 'poll', signal, counts, writer }),
         );
       } catch (error) {
         counts.requestsFailed += 1;

@@ -5,15 +5,12 @@ import type { WriteOutcome, WriteSource } from '../db/store/request-store.js';
 import type { RunCounts } from '../db/store/run-store.js';
 import { jsonHasNul } from '../db/sql.js';
 import type { Store, StoreTx } from '../db/store.js';
+import type { WriteBatcher } from '../db/write-batcher.js';
 import { normalizeDetail, type DetailLike, type ListFields } from './normalize.js';
 import type { DetailResult, Rejected, SyncClient } from './ports.js';
 
 /** What refreshing one request from its detail did ('unavailable': newly marked so). */
 export type RefreshOutcome = WriteOutcome | 'unavailable' | 'quarantined';
-
-/** Why a record holding NUL is quarantined on PostgreSQL. */
-const NUL_REASON =
-  'a text member holds a NUL character (U+0000), which PostgreSQL cannot store; kept apart rather than stored altered';
 
 /** A record with what a list said of it, ready to store. */
 export interface PendingRecord {
@@ -54,38 +51,66 @@ export async function storeRecords(
     }
     return same;
   });
+  if (isSame.every(Boolean)) return records.map((): RefreshOutcome => 'unchanged');
+  const written = await store.transaction((tx) =>
+    writeRecords(tx, records, { source, observedAt, texts, isSame }),
+  );
+  if (counts) counts.schemaDrift += written.drifted;
+  return written.outcomes;
+}
+
+/** Why a record holding NUL is quarantined on PostgreSQL. */
+const NUL_REASON =
+  'a text member holds a NUL character (U+0000), which PostgreSQL cannot store; kept apart rather than stored altered';
+
+/**
+ * Writes records inside the caller's transaction (see storeRecords): those `isSame` marks are
+ * left as they are, text PostgreSQL cannot hold is kept apart, never stored as something that
+ * reads differently.
+ */
+async function writeRecords(
+  tx: StoreTx,
+  records: readonly PendingRecord[],
+  {
+    source,
+    observedAt,
+    texts = records.map(({ raw }) => JSON.stringify(raw)),
+    isSame = [],
+  }: {
+    source: WriteSource;
+    observedAt: string;
+    texts?: string[];
+    isSame?: boolean[];
+  },
+): Promise<{ outcomes: RefreshOutcome[]; drifted: number }> {
+  // Counted by the caller once committed: a transaction may run twice (see Store.transaction).
+  let drifted = 0;
   const outcomes = records.map((): RefreshOutcome => 'unchanged');
-  if (isSame.every(Boolean)) return outcomes;
-  // Text PostgreSQL cannot hold is kept apart, never stored as something that reads differently.
-  const isUnstorable = (index: number) =>
-    !store.db.dialect.isNulStorable && jsonHasNul(texts[index]!);
-  await store.transaction(async (tx) => {
-    for (const [index, { record, list, drift, readAt }] of records.entries()) {
-      if (isSame[index]) continue;
-      if (isUnstorable(index)) {
-        await quarantineIn(
-          tx,
-          { requestId: record.request_id, reason: NUL_REASON, raw: records[index]!.raw },
-          source,
-        );
-        outcomes[index] = 'quarantined';
-        continue;
-      }
-      outcomes[index] = await tx.requests.write({
-        normalized: normalizeDetail(record, list),
-        rawJson: texts[index]!,
+  for (const [index, { record, list, drift, readAt }] of records.entries()) {
+    if (isSame[index]) continue;
+    if (!tx.sql.dialect.isNulStorable && jsonHasNul(texts[index]!)) {
+      await quarantineIn(
+        tx,
+        { requestId: record.request_id, reason: NUL_REASON, raw: records[index]!.raw },
         source,
-        observedAt,
-        readAt: readAt ?? observedAt,
-      });
-      await tx.quarantine.clear(record.request_id);
-      if (drift && drift.length > 0) {
-        await tx.drift.record(record.request_id, source, drift, observedAt);
-        if (counts) counts.schemaDrift += drift.length;
-      }
+      );
+      outcomes[index] = 'quarantined';
+      continue;
     }
-  });
-  return outcomes;
+    outcomes[index] = await tx.requests.write({
+      normalized: normalizeDetail(record, list),
+      rawJson: texts[index]!,
+      source,
+      observedAt,
+      readAt: readAt ?? observedAt,
+    });
+    await tx.quarantine.clear(record.request_id);
+    if (drift && drift.length > 0) {
+      await tx.drift.record(record.request_id, source, drift, observedAt);
+      drifted += drift.length;
+    }
+  }
+  return { outcomes, drifted };
 }
 
 function isStateOnly(list: ListFields | undefined): list is { state: string } {
@@ -97,12 +122,19 @@ function isStateOnly(list: ListFields | undefined): list is { state: string } {
   );
 }
 
-/** Stores one record (see storeRecords). */
+/**
+ * Stores one record (see storeRecords); with a batcher, in the batch's transaction, committed
+ * together with the records other fetches finished meanwhile.
+ */
 export async function storeRecord(
   store: Store,
   write: PendingRecord & { source: WriteSource; observedAt: string; counts?: RunCounts },
+  writer?: WriteBatcher,
 ): Promise<RefreshOutcome> {
-  return (await storeRecords(store, [write], write))[0]!;
+  if (!writer) return (await storeRecords(store, [write], write))[0]!;
+  const written = await writer.run((tx) => writeRecords(tx, [write], write));
+  if (write.counts) write.counts.schemaDrift += written.drifted;
+  return written.outcomes[0]!;
 }
 
 /** A detail the client read, ready to store with what a list said of it. */
@@ -155,7 +187,15 @@ export async function refreshRequest(
     source,
     signal,
     counts,
-  }: { list?: ListFields; source: WriteSource; signal?: AbortSignal; counts?: RunCounts },
+    writer,
+  }: {
+    list?: ListFields;
+    source: WriteSource;
+    signal?: AbortSignal;
+    counts?: RunCounts;
+    /** Commit together with the other fetches of a cycle (see db/write-batcher.ts). */
+    writer?: WriteBatcher;
+  },
 ): Promise<RefreshOutcome> {
   const observedAt = store.now();
   try {
@@ -164,7 +204,11 @@ export async function refreshRequest(
       await quarantineRecord(store, result.rejected, source);
       return 'quarantined';
     }
-    return await storeRecord(store, { ...pendingOf(result, list), source, observedAt, counts });
+    return await storeRecord(
+      store,
+      { ...pendingOf(result, list), source, observedAt, counts },
+      writer,
+    );
   } catch (error) {
     if (isTransportError(error, 'api.not_available')) {
       const isNewlyUnavailable = await store.transaction((tx) =>

@@ -1,6 +1,7 @@
 import type { SchemaPolicy } from '../api/contract.js';
 import type { Clock } from '../clock.js';
 import type { Store } from '../db/store.js';
+import { isWriteConflict, withSavepoint } from '../db/sql.js';
 import type { PendingEvent } from '../db/store/event-store.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -9,8 +10,8 @@ import type { FetchQueue } from './fetch-queue.js';
 
 /** Events read per query. */
 const BATCH = 100;
-/** Longest stretch of applying before the receiver gets the event loop back. */
-const SLICE_MS = 5;
+/** Events applied per transaction. */
+const APPLY_BATCH = 25;
 
 /** Applies stored events; `wake` after storing one, `idle` to wait until all are applied. */
 export interface Applier {
@@ -53,20 +54,19 @@ export function createApplier(deps: {
 
   const drain = async () => {
     let after = '';
-    let sliceStartedAt = performance.now();
     for (;;) {
       const rows = await store.read((tx) => tx.events.pending(after, BATCH));
+      const due: PendingEvent[] = [];
       for (const row of rows) {
         after = row.event_id;
         if (waiting.has(row.event_id) || (retryAt.get(row.event_id) ?? 0) > clock.now()) continue;
-        await applyOne(row);
-        // Applying is synchronous SQLite work: give the receiver the event loop every few ms,
-        // so a burst is still answered quickly while its events are being applied.
-        if (performance.now() - sliceStartedAt > SLICE_MS) {
-          await new Promise((resolve) => setImmediate(resolve));
-          if (isStopped) return;
-          sliceStartedAt = performance.now();
-        }
+        if (row.envelope === 'v1') await startFetches(row);
+        else due.push(row);
+      }
+      // A few at a time: a batch holds the SQLite write lock, and the receiver waits for it.
+      for (let start = 0; start < due.length && !isStopped; start += APPLY_BATCH) {
+        await applyBatch(due.slice(start, start + APPLY_BATCH));
+        await new Promise((resolve) => setImmediate(resolve));
       }
       if (rows.length < BATCH || isStopped) return;
     }
@@ -89,32 +89,65 @@ export function createApplier(deps: {
       });
   };
 
-  const applyOne = async (row: PendingEvent) => {
-    if (row.envelope === 'v1') return startFetches(row);
+  /**
+   * Applies events in one transaction, each in a savepoint with its processed mark: an event
+   * that fails leaves the others applied, and is tried again on its own later.
+   */
+  const applyBatch = async (rows: PendingEvent[], conflicts = 0): Promise<void> => {
+    let applied: { row: PendingEvent; result: ApplyResult }[] = [];
+    let failed: { row: PendingEvent; error: unknown }[] = [];
     try {
-      const result = await store.transaction(async (tx) => {
-        const applied: ApplyResult =
-          row.envelope === 'v2'
-            ? await applyV2Event(tx, row.event_id, row.payload_json, deps)
-            : { outcome: 'unrecognized', requestId: null, error: 'unrecognized envelope' };
-        await tx.events.markProcessed(row.event_id, tx.now(), applied.error);
-        return applied;
+      await store.transaction(async (tx) => {
+        // A transaction run again (it lost a deadlock) starts the batch over.
+        applied = [];
+        failed = [];
+        for (const row of rows) {
+          try {
+            const result = await withSavepoint(tx.sql, async () => {
+              const outcome: ApplyResult =
+                row.envelope === 'v2'
+                  ? await applyV2Event(tx, row.event_id, row.payload_json, deps)
+                  : { outcome: 'unrecognized', requestId: null, error: 'unrecognized envelope' };
+              await tx.events.markProcessed(row.event_id, tx.now(), outcome.error);
+              return outcome;
+            });
+            applied.push({ row, result });
+          } catch (error) {
+            failed.push({ row, error });
+          }
+        }
       });
-      retryAt.delete(row.event_id);
-      const line = {
-        eventId: row.event_id,
-        action: result.action,
-        status: result.status,
-        requestId: result.requestId,
-        outcome: result.outcome,
-      };
-      if (result.error) log.warn({ ...line, error: result.error }, 'webhook event not applied');
-      else log.info(line, 'webhook event applied');
-      deps.onOutcome?.(result.outcome);
-      if (result.fetch) void fetches.fetch(result.fetch).catch(() => undefined);
     } catch (error) {
-      await fail(row, error);
+      // The commit itself failed (a full disk, a lost connection): none of them is applied.
+      for (const row of rows) await fail(row, error);
+      return;
     }
+    for (const { row, result } of applied) reportApplied(row, result);
+    // Lost a deadlock to a concurrent writer (PostgreSQL): tried again at once, not after the
+    // retry delay; anything else counts as a failed attempt.
+    const again = failed.filter(({ error }) => isWriteConflict(error) && conflicts < 5);
+    for (const { row, error } of failed)
+      if (!again.some((a) => a.row === row)) await fail(row, error);
+    if (again.length > 0)
+      await applyBatch(
+        again.map(({ row }) => row),
+        conflicts + 1,
+      );
+  };
+
+  const reportApplied = (row: PendingEvent, result: ApplyResult) => {
+    retryAt.delete(row.event_id);
+    const line = {
+      eventId: row.event_id,
+      action: result.action,
+      status: result.status,
+      requestId: result.requestId,
+      outcome: result.outcome,
+    };
+    if (result.error) log.warn({ ...line, error: result.error }, 'webhook event not applied');
+    else log.info(line, 'webhook event applied');
+    deps.onOutcome?.(result.outcome);
+    if (result.fetch) void fetches.fetch(result.fetch).catch(() => undefined);
   };
 
   const startFetches = async (row: PendingEvent) => {
