@@ -1,51 +1,71 @@
 /**
- * Case 4: the store's throughput without HTTP. Records come from the simulator's generator, parsed
- * by the client's schemas outside the timed part; the timed part is the engine's own write path
- * (normalize, upsert with child rows, change log, run bookkeeping) into a SQLite file.
+ * Rows 1 to 4 of issue 16: the store's write paths without HTTP, each beside its floor.
+ *
+ * Records come from the simulator's generator, parsed by the client's schemas outside the timed
+ * part. Each path runs on a fresh copy of its starting database (empty, or holding the same
+ * requests), and so does its floor: the rows that path wrote, written again with plain
+ * statements (lib/floor.ts). Path and floor alternate (ABBA); a warm-up run of each comes first,
+ * and checks that the floor ends with the same rows as the path.
+ *
+ * 1. new requests, batched: the backfill's write path (`runBackfill`) into an empty database.
+ * 2. changed requests, batched: the same path over a database holding every request, each
+ *    record changed (a note and a later last_updated).
+ * 3. poll path: `runPollCycle` storing every request new, its details written as the cycle
+ *    writes them (concurrent detail writes gathered by src/db/write-batcher.ts).
+ * 4. webhook events stored and applied: v2.0 events (one edit of each request) stored as the
+ *    receiver stores a burst (a transaction per 50 deliveries), then applied by the applier.
  */
-import { CONTENT_COLUMNS } from '../../src/db/schema/index.js';
-import { SQLITE_DIALECT } from '../../src/db/sqlite/connection.js';
-import { pick, requestSql } from '../../src/db/store/request-sql.js';
 import { silentLogger } from '../../src/log.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import { createStore, type Store } from '../../src/db/store.js';
-import { planBackfill, runBackfill } from '../../src/sync/backfill.js';
 import { createCallTally } from '../../src/sync/call-tally.js';
-import { normalizeDetail } from '../../src/sync/normalize.js';
 import { runPollCycle } from '../../src/sync/poll.js';
 import type { SyncClient } from '../../src/sync/ports.js';
 import { createApplier } from '../../src/webhooks/applier.js';
 import { toEventRow } from '../../src/webhooks/envelope.js';
 import { createFetchQueue } from '../../src/webhooks/fetch-queue.js';
-import type { BenchContext } from '../lib/context.js';
+import { forEachEngine, type BenchCase, type BenchContext } from '../lib/context.js';
+import type { BenchDb, DbTemplate, EngineHarness, EngineName } from '../lib/engines.js';
+import { differences, planFloor, readTables, writeFloor, type TableRows } from '../lib/floor.js';
 import { createMemoryClient, parseSnapshot, type ParsedEntry } from '../lib/memory-client.js';
-import { benchWindow, fixedClock, NOW_MS, openTempDatabase, POLL_SETTINGS } from '../lib/mirror.js';
-import { figure, type Figure } from '../lib/report.js';
+import { benchWindow, fixedClock, NOW_MS, POLL_SETTINGS, seedStore } from '../lib/mirror.js';
+import { engineLabel, figure, specs, type Figure, type FigureSpec } from '../lib/report.js';
 import { snapshotOf } from '../lib/snapshot.js';
-import { median, round, timed } from '../lib/stats.js';
+import { interleave, median, ratios } from '../lib/stats.js';
 import { createWebhookBodies } from '../lib/webhook-events.js';
 
-const STORE = '4 store throughput';
+const CASE = 'store';
 const clock = fixedClock();
+/** Deliveries stored per transaction: the receiver's group insert under a burst of 50. */
+const DELIVERIES_PER_COMMIT = 50;
 
-/** The backfill's write path over `client`: batches of 250 in one transaction each. */
-function importAll(store: Store, client: SyncClient, restart: boolean) {
-  const { fromMs, toMs } = benchWindow();
-  const plan = planBackfill({
-    fromMs,
-    toMs,
-    states: [...POLL_SETTINGS.states],
-    chunkHours: POLL_SETTINGS.windowPastHours + POLL_SETTINGS.windowFutureHours,
-  });
-  const deps = {
-    client,
-    store,
-    clock,
-    log: silentLogger(),
-    calls: createCallTally(),
-    concurrency: 8,
+const sizeOf = (ctx: BenchContext) => (ctx.isQuick ? 1_000 : 5_000);
+
+function planFor(engine: EngineName, requests: number) {
+  const spec = specs(CASE, engine);
+  const floor = { name: `${engineLabel(engine)} floor`, unit: 'req/s' };
+  const n = `${requests.toLocaleString('en-US')}-request simulator`;
+  return {
+    insert: spec('store.new', 1, `store, new requests batched (backfill path), ${n}`, 'req/s', {
+      target: { op: '>=', value: 0.9 },
+      reference: floor,
+    }),
+    update: spec('store.changed', 2, `store, changed requests batched, ${n}`, 'req/s', {
+      target: { op: '>=', value: 0.9 },
+      reference: floor,
+    }),
+    poll: spec('store.poll', 3, `poll path (details through the write batcher), ${n}`, 'req/s', {
+      target: { op: '>=', value: 0.8 },
+      reference: floor,
+    }),
+    webhooks: spec(
+      'store.webhooks',
+      4,
+      `webhook v2.0 events stored + applied (stored ${DELIVERIES_PER_COMMIT} per commit), ${n}`,
+      'events/s',
+      { target: { op: '>=', value: 0.8 }, reference: { ...floor, unit: 'events/s' } },
+    ),
   };
-  return runBackfill(deps, plan, { restart });
 }
 
 /** The same records, each changed: a new note and a later last_updated. */
@@ -60,238 +80,286 @@ function changedEntries(entries: readonly ParsedEntry[], round: number): ParsedE
         Date.parse(entry.listItem.last_updated_timestamp_utc) + round * 1000,
       ).toISOString(),
     };
-    return { ...entry, detail, raw, listItem };
+    return { ...entry, detail, raw, text: JSON.stringify(raw), listItem };
   });
 }
 
-/**
- * The SQLite floor for the same rows: each record normalized ahead (outside the timing), then
- * written with plain INSERTs of the store's own statements (request, locations, fields, one
- * change row) in transactions of 250; no read, no comparison. What this machine's SQLite can do
- * with these rows at that moment, measured beside our write path.
- */
-async function sqliteFloor(entries: readonly ParsedEntry[]): Promise<number> {
-  const at = new Date(NOW_MS).toISOString();
-  const rows = entries.map((entry) => {
-    const normalized = normalizeDetail(entry.detail, entry.listItem ?? { state: entry.state });
-    return {
-      normalized,
-      rawJson: JSON.stringify(entry.raw),
-      newValues: pick(normalized.content, [...CONTENT_COLUMNS]),
-    };
-  });
-  const temp = await openTempDatabase();
+/** A store that counts its write transactions. */
+function countingStore(store: Store): { store: Store; transactions: () => number } {
+  let count = 0;
+  return {
+    store: {
+      ...store,
+      transaction: (work) => {
+        count += 1;
+        return store.transaction(work);
+      },
+    },
+    transactions: () => count,
+  };
+}
+
+/** One write path: from which database it starts, what it does, how to check it did it all. */
+interface WritePath {
+  spec: FigureSpec;
+  start: DbTemplate;
+  /** Rows of the starting database. */
+  before: TableRows;
+  /** Units (requests or events) it writes. */
+  units: number;
+  run(db: BenchDb): Promise<string | void>;
+  /** Requests whose locations and fields the path rewrites whole. */
+  replaced?(before: TableRows, after: TableRows): Set<string>;
+}
+
+/** Runs a path and its floor side by side on fresh copies of the starting database. */
+async function measurePath(ctx: BenchContext, path: WritePath): Promise<Figure> {
+  // Warm-up: the path once, what it wrote, and the floor once, which must end the same.
+  const warm = await path.start.clone();
+  let notes: string | void;
+  let after: TableRows;
   try {
-    const q = requestSql(SQLITE_DIALECT);
-    const statements = {
-      upsertRequest: temp.db.sqlite.prepare(q.upsertRequest),
-      insertLocation: temp.db.sqlite.prepare(q.insertLocation),
-      insertField: temp.db.sqlite.prepare(q.insertField),
-      insertChange: temp.db.sqlite.prepare(q.insertChange),
-    };
-    const start = performance.now();
-    for (let i = 0; i < rows.length; i += 250) {
-      temp.db.sqlite
-        .transaction(() => {
-          for (const { normalized, rawJson, newValues } of rows.slice(i, i + 250)) {
-            const { content } = normalized;
-            statements.upsertRequest.run({
-              ...content,
-              unavailable_at: null,
-              synced_at: at,
-              read_at: at,
-              first_seen_at: at,
-              source: 'backfill',
-              content_hash: normalized.contentHash,
-              raw_json: rawJson,
-            });
-            for (const location of normalized.locations) statements.insertLocation.run(location);
-            for (const field of normalized.fields) statements.insertField.run(field);
-            statements.insertChange.run({
-              request_id: content.request_id,
-              observed_at: at,
-              kind: 'created',
-              source: 'backfill',
-              changed_columns: CONTENT_COLUMNS.join(','),
-              old_state: null,
-              new_state: content.list_state,
-              old_values_json: null,
-              new_values_json: newValues,
-            });
-          }
-        })
-        .immediate();
-    }
-    return performance.now() - start;
+    notes = await path.run(warm);
+    after = await readTables(await warm.open());
   } finally {
-    await temp.remove();
+    await warm.remove();
   }
-}
-
-function perSecond(count: number, ms: number): number {
-  return (count * 1000) / ms;
-}
-
-/** Case 4: requests per second through each write path, and webhook events per second. */
-export async function storeCase(ctx: BenchContext): Promise<Figure[]> {
-  const requests = ctx.isQuick ? 2_000 : 5_000;
-  ctx.progress(`store: ${requests} requests`);
-  const { fromMs, toMs } = benchWindow();
-  const sim = createSimulator({
-    seed: 11,
-    requests,
-    pastDays: 2,
-    futureDays: 10,
-    pageSize: 50,
-    clock,
+  const plan = planFloor(path.before, after, {
+    replaceChildrenOf: path.replaced?.(path.before, after) ?? new Set(),
   });
-  const entries = parseSnapshot(snapshotOf(sim, fromMs, toMs));
-  const count = entries.length;
-  const rates = { insert: [] as number[], update: [] as number[], same: [] as number[] };
-  const floorRates: number[] = [];
-  const ofFloor: number[] = [];
-  const pollRates: number[] = [];
-  const webhookRates: number[] = [];
-  let seeded: Awaited<ReturnType<typeof openTempDatabase>> | undefined;
-
+  const warmFloor = await path.start.clone();
   try {
-    for (let run = 0; run < ctx.runs; run += 1) {
-      // Batched (backfill path): new rows into an empty file, then every row changed, then none.
-      const temp = await openTempDatabase();
-      const store = createStore({ db: temp.db, clock });
-      const insert = await timed(() => importAll(store, createMemoryClient(entries), false));
-      if (insert.value.counts.requestsNew !== count) throw new Error('not every record was new');
-      rates.insert.push(perSecond(count, insert.ms));
-      const floorMs = await sqliteFloor(entries);
-      floorRates.push(perSecond(count, floorMs));
-      ofFloor.push(floorMs / insert.ms);
-      const changed = createMemoryClient(changedEntries(entries, run + 1));
-      const update = await timed(() => importAll(store, changed, true));
-      if (update.value.counts.requestsChanged !== count)
-        throw new Error('not every record changed');
-      rates.update.push(perSecond(count, update.ms));
-      const same = await timed(() => importAll(store, changed, true));
-      rates.same.push(perSecond(count, same.ms));
-      if (seeded) await seeded.remove();
-      seeded = temp;
+    await writeFloor(await warmFloor.open(), plan);
+    const diff = differences(after, await readTables(await warmFloor.open()));
+    if (diff.length > 0) throw new Error(`the floor did not end as the path: ${diff.join('; ')}`);
+  } finally {
+    await warmFloor.remove();
+  }
 
-      // Poll path: every request new, its detail stored in a transaction of its own.
-      const pollTemp = await openTempDatabase();
-      try {
-        const pollStore = createStore({ db: pollTemp.db, clock });
-        const deps = {
+  const copies: (BenchDb | undefined)[] = [undefined, undefined];
+  const floorMs: number[] = [];
+  const times = await interleave(
+    ctx.runs,
+    [
+      async () => {
+        await path.run(copies[0]!);
+      },
+      async () => {
+        floorMs.push(await writeFloor(await copies[1]!.open(), plan));
+      },
+    ],
+    async (arm) => {
+      await copies[arm]?.remove();
+      copies[arm] = await path.start.clone();
+      await copies[arm]!.open();
+    },
+  );
+  for (const copy of copies) await copy?.remove();
+  const pathMs = times[0]!;
+  const rate = (ms: number) => (path.units * 1000) / ms;
+  const rates = pathMs.map(rate);
+  const floorRates = floorMs.map(rate);
+  const ratioRuns = ratios(floorMs, pathMs);
+  ctx.detail(`store.${path.spec.id}.${path.spec.engine}`, {
+    units: path.units,
+    pathMs,
+    floorMs,
+    floorRows: plan.rows,
+    floorRequests: plan.requests,
+  });
+  ctx.progress(
+    `  ${path.spec.id} ${path.spec.engine}: ${Math.round(median(rates))}/s, floor ${Math.round(median(floorRates))}/s (${median(ratioRuns).toFixed(2)})`,
+  );
+  return figure(path.spec, median(rates), {
+    runs: rates,
+    reference: { value: median(floorRates), runs: floorRates },
+    ratio: median(ratioRuns),
+    ratioRuns,
+    note: `${plan.rows.toLocaleString('en-US')} rows${notes ? `; ${notes}` : ''}`,
+  });
+}
+
+/** The backfill's write path over `client`. */
+async function importAll(store: Store, client: SyncClient, restart: boolean) {
+  return seedStore(store, client, clock, benchWindow(), { restart });
+}
+
+async function measureEngine(
+  ctx: BenchContext,
+  engine: EngineHarness,
+  entries: ParsedEntry[],
+  bodies: Buffer[],
+): Promise<Figure[]> {
+  const count = entries.length;
+  const plan = planFor(engine.name, sizeOf(ctx));
+  ctx.progress(`store ${engine.name}: ${count} requests, ${bodies.length} events`);
+  const emptyDb = await engine.create();
+  const empty = await engine.template(emptyDb);
+  const seededDb = await engine.create();
+  const seededStore = createStore({ db: await seededDb.open(), clock });
+  const seeded = await importAll(seededStore, createMemoryClient(entries), false);
+  if (seeded.counts.requestsNew !== count) throw new Error('seeding stored not every request');
+  const full = await engine.template(seededDb);
+  const readStart = async (template: DbTemplate) => {
+    const copy = await template.clone();
+    try {
+      return await readTables(await copy.open());
+    } finally {
+      await copy.remove();
+    }
+  };
+  const nothing = await readStart(empty);
+  const everything = await readStart(full);
+  const changed = createMemoryClient(changedEntries(entries, 1));
+  const contentChanged = (before: TableRows, after: TableRows) => {
+    const hashes = new Map(
+      (before.get('requests') ?? []).map((row) => [row.request_id, row.content_hash]),
+    );
+    return new Set(
+      (after.get('requests') ?? [])
+        .filter((row) => hashes.get(row.request_id) !== row.content_hash)
+        .map((row) => String(row.request_id)),
+    );
+  };
+
+  const paths: WritePath[] = [
+    {
+      spec: plan.insert,
+      start: empty,
+      before: nothing,
+      units: count,
+      async run(db) {
+        const store = createStore({ db: await db.open(), clock });
+        const result = await importAll(store, createMemoryClient(entries), false);
+        if (result.counts.requestsNew !== count)
+          throw new Error(`the backfill stored ${result.counts.requestsNew} of ${count} new`);
+      },
+    },
+    {
+      spec: plan.update,
+      start: full,
+      before: everything,
+      units: count,
+      async run(db) {
+        const store = createStore({ db: await db.open(), clock });
+        const result = await importAll(store, changed, true);
+        if (result.counts.requestsChanged !== count)
+          throw new Error(`the backfill stored ${result.counts.requestsChanged} of ${count} changed`);
+      },
+      replaced: contentChanged,
+    },
+    {
+      spec: plan.poll,
+      start: empty,
+      before: nothing,
+      units: count,
+      async run(db) {
+        const counted = countingStore(createStore({ db: await db.open(), clock }));
+        const result = await runPollCycle({
           client: createMemoryClient(entries),
-          store: pollStore,
+          store: counted.store,
           clock,
           log: silentLogger(),
           calls: createCallTally(),
           settings: POLL_SETTINGS,
+        });
+        if (result.counts.requestsNew !== count)
+          throw new Error(`the poll stored ${result.counts.requestsNew} of ${count} new`);
+        return `${counted.transactions()} write transactions`;
+      },
+    },
+    {
+      spec: plan.webhooks,
+      start: full,
+      before: everything,
+      units: bodies.length,
+      async run(db) {
+        const conn = await db.open();
+        const store = createStore({ db: conn, clock });
+        const noFetch: SyncClient = {
+          ...createMemoryClient([]),
+          getRequest: () => Promise.reject(new Error('no fetch expected')),
         };
-        const poll = await timed(() => runPollCycle(deps));
-        const stored = poll.value.counts.requestsNew;
-        if (stored !== count) throw new Error(`poll stored ${stored} of ${count}`);
-        pollRates.push(perSecond(count, poll.ms));
-      } finally {
-        await pollTemp.remove();
-      }
-    }
-
-    // Webhooks: v2.0 events for requests already stored, as the receiver stores them and the
-    // applier applies them (validation, normalize, partial upsert, profile, event bookkeeping).
-    const store = createStore({ db: seeded!.db, clock });
-    const noFetch: SyncClient = {
-      ...createMemoryClient([]),
-      getRequest: () => Promise.reject(new Error('no fetch expected')),
-    };
-    const aborter = new AbortController();
-    const fetches = createFetchQueue({
-      client: noFetch,
-      store,
-      concurrency: 8,
-      signal: aborter.signal,
-    });
-    const applier = createApplier({
-      store,
-      fetches,
-      clock,
-      log: silentLogger(),
-      shouldFetchInvalid: false,
-    });
-    const makeBodies = createWebhookBodies(sim, NOW_MS + 1000);
-    const ids = entries.map((entry) => entry.detail.request_id);
-    for (let run = 0; run < ctx.runs; run += 1) {
-      const bodies = makeBodies(ids).map((text) => Buffer.from(text));
-      const receivedAt = store.now();
-      const applied = await timed(async () => {
-        for (const body of bodies) {
-          const row = toEventRow(JSON.parse(body.toString('utf8')), body, receivedAt);
-          // One commit per delivery, as the receiver stores a delivery that arrives alone.
-          await store.transaction((tx) => tx.events.insert(row));
+        const aborter = new AbortController();
+        const fetches = createFetchQueue({
+          client: noFetch,
+          store,
+          concurrency: 8,
+          signal: aborter.signal,
+        });
+        const applier = createApplier({
+          store,
+          fetches,
+          clock,
+          log: silentLogger(),
+          shouldFetchInvalid: false,
+        });
+        try {
+          const receivedAt = store.now();
+          for (let i = 0; i < bodies.length; i += DELIVERIES_PER_COMMIT) {
+            const rows = bodies
+              .slice(i, i + DELIVERIES_PER_COMMIT)
+              .map((body) => toEventRow(JSON.parse(body.toString('utf8')), body, receivedAt));
+            await store.transaction(async (tx) => {
+              for (const row of rows) await tx.events.insert(row);
+            });
+          }
+          applier.wake();
+          await applier.idle();
+        } finally {
+          await applier.stop();
+          aborter.abort();
         }
-        applier.wake();
-        await applier.idle();
-      });
-      const failed = seeded!.db.sqlite
-        .prepare('SELECT count(*) AS n FROM webhook_events WHERE error IS NOT NULL')
-        .get() as { n: number };
-      if (failed.n > 0) throw new Error(`${failed.n} webhook events failed to apply`);
-      webhookRates.push(perSecond(bodies.length, applied.ms));
-    }
-    await applier.stop();
-    aborter.abort();
-  } finally {
-    await seeded?.remove();
-    await sim.close();
-  }
-
-  ctx.detail('store', {
-    count,
-    ...rates,
-    floor: floorRates,
-    poll: pollRates,
-    webhooks: webhookRates,
-  });
-  const n = count.toLocaleString('en-US');
-  const target = { op: '>=' as const, value: 20_000 };
-  ctx.progress(
-    `  store: insert ${Math.round(median(rates.insert))}/s, poll ${Math.round(median(pollRates))}/s, webhooks ${Math.round(median(webhookRates))}/s`,
-  );
-  return [
-    figure(STORE, `${n} new requests, batched (backfill path)`, median(rates.insert), 'req/s', {
-      target,
-      runs: rates.insert,
-    }),
-    figure(
-      STORE,
-      `${n} new requests: SQLite floor (plain INSERTs of the same rows)`,
-      median(floorRates),
-      'req/s',
-      {
-        runs: floorRates,
+        const state = await store.read((tx) =>
+          tx.sql.get<{ applied: number; failed: number }>(
+            `SELECT count(*) FILTER (WHERE processed_at IS NOT NULL AND error IS NULL) AS applied,
+                    count(*) FILTER (WHERE error IS NOT NULL) AS failed
+             FROM webhook_events`,
+          ),
+        );
+        if (Number(state?.applied) !== bodies.length || Number(state?.failed) > 0)
+          throw new Error(
+            `${state?.applied} of ${bodies.length} webhook events applied, ${state?.failed} failed`,
+          );
       },
-    ),
-    figure(
-      STORE,
-      `${n} new requests, batched: rate / SQLite floor`,
-      round(median(ofFloor)),
-      'ratio',
-      {
-        runs: ofFloor,
-      },
-    ),
-    figure(STORE, `${n} changed requests, batched`, median(rates.update), 'req/s', {
-      target,
-      runs: rates.update,
-    }),
-    figure(STORE, `${n} unchanged requests, batched`, median(rates.same), 'req/s', {
-      runs: rates.same,
-    }),
-    figure(STORE, `${n} new requests, poll path (a transaction each)`, median(pollRates), 'req/s', {
-      runs: pollRates,
-    }),
-    figure(STORE, `${n} webhook v2.0 events (stored + applied)`, median(webhookRates), 'events/s', {
-      target,
-      runs: webhookRates,
-    }),
+    },
   ];
+  try {
+    const figures: Figure[] = [];
+    for (const path of paths) figures.push(await measurePath(ctx, path));
+    return figures;
+  } finally {
+    await empty.remove();
+    await full.remove();
+  }
 }
+
+export const storeCase: BenchCase = {
+  name: CASE,
+  plan: (ctx) => ctx.engineNames.flatMap((engine) => Object.values(planFor(engine, sizeOf(ctx)))),
+  async run(ctx) {
+    const requests = sizeOf(ctx);
+    const { fromMs, toMs } = benchWindow();
+    const sim = createSimulator({
+      seed: 11,
+      requests,
+      pastDays: 2,
+      futureDays: 10,
+      pageSize: 50,
+      clock,
+    });
+    try {
+      const entries = parseSnapshot(snapshotOf(sim, fromMs, toMs));
+      // One v2.0 event (an edit) for each request, made once: every run applies the same ones.
+      const makeBodies = createWebhookBodies(sim, NOW_MS + 1000);
+      const bodies = makeBodies(entries.map((entry) => entry.detail.request_id)).map((text) =>
+        Buffer.from(text),
+      );
+      return await forEachEngine(ctx, CASE, (engine) =>
+        measureEngine(ctx, engine, entries, bodies),
+      );
+    } finally {
+      await sim.close();
+    }
+  },
+};

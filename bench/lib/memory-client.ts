@@ -5,6 +5,8 @@ import { parseRecord, requestListItemSchema, type RequestDetail } from '../../sr
 import type { DetailsPage, ListItem, SyncClient } from '../../src/sync/ports.js';
 import type { SnapshotEntry } from './sim-protocol.js';
 
+type KnownRecords = (records: { id: string | null; text: string }[]) => Promise<boolean[]>;
+
 /** A snapshot entry with its records parsed as the service client parses them. */
 export interface ParsedEntry {
   state: string;
@@ -12,6 +14,8 @@ export interface ParsedEntry {
   listItem: ListItem | null;
   detail: RequestDetail;
   raw: unknown;
+  /** The record as JSON text, as the service client keeps it. */
+  text: string;
   drift: Drift[];
 }
 
@@ -36,6 +40,7 @@ export function parseSnapshot(entries: readonly SnapshotEntry[]): ParsedEntry[] 
       listItem,
       detail: detail.record,
       raw: entry.detail,
+      text: JSON.stringify(entry.detail),
       drift: detail.drift,
     };
   });
@@ -44,7 +49,8 @@ export function parseSnapshot(entries: readonly SnapshotEntry[]): ParsedEntry[] 
 /**
  * A SyncClient that answers from parsed records in memory: the sync engine and the store run
  * exactly as against the service, without HTTP, JSON or validation. Lists filter on whole
- * seconds, as the service does.
+ * seconds, as the service does. Every record is read "now" (the real clock), long after its
+ * last_updated: settled.
  */
 export function createMemoryClient(entries: readonly ParsedEntry[], pageSize = 50): SyncClient {
   const inWindow = (entry: ParsedEntry, from: number, to: number, state: string) =>
@@ -59,11 +65,19 @@ export function createMemoryClient(entries: readonly ParsedEntry[], pageSize = 5
         .map((entry) => entry.listItem!);
       return { items, rejected: [] };
     },
-    async *listRequestDetails({ from, to, state }) {
+    async *listRequestDetails(query) {
+      const { from, to, state } = query;
+      // As the service client does (where it does): records the mirror recognises as stored
+      // exactly as sent are passed over, by id, before checking.
+      const isKnown = (query as { isKnown?: KnownRecords }).isKnown;
       const rows = entries.filter((entry) => inWindow(entry, from, to, state));
       const pages = Math.max(1, Math.ceil(rows.length / pageSize));
       for (let page = 1; page <= pages; page += 1) {
-        const slice = rows.slice((page - 1) * pageSize, page * pageSize);
+        const all = rows.slice((page - 1) * pageSize, page * pageSize);
+        const known = isKnown
+          ? await isKnown(all.map((entry) => ({ id: entry.detail.request_id, text: entry.text })))
+          : all.map(() => false);
+        const slice = all.filter((_, i) => !known[i]);
         const result: DetailsPage = {
           page,
           pages,
@@ -73,7 +87,12 @@ export function createMemoryClient(entries: readonly ParsedEntry[], pageSize = 5
           rejected: [],
           readAtMs: Date.now(),
         };
-        yield result;
+        yield Object.assign(result, {
+          texts: slice.map((entry) => entry.text),
+          ...(isKnown && {
+            known: all.filter((_, i) => known[i]).map((entry) => entry.detail.request_id),
+          }),
+        });
       }
     },
     async getRequest(id) {

@@ -1,11 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createServiceClient, type ServiceClient } from '../../src/api/index.js';
 import type { Clock } from '../../src/clock.js';
 import { LIST_CHUNK_REQUESTS } from '../../src/daemon/context.js';
-import type { SqliteConnection } from '../../src/db/sqlite/connection.js';
-import { openSqlite } from '../../src/db/sqlite/open.js';
+import type { MirrorDb } from '../../src/db/open.js';
 import { createStore, type Store } from '../../src/db/store.js';
 import { silentLogger } from '../../src/log.js';
 import { planBackfill, runBackfill, type BackfillResult } from '../../src/sync/backfill.js';
@@ -13,6 +9,7 @@ import { createCallTally, type CallTally } from '../../src/sync/call-tally.js';
 import { runPollCycle, type CycleResult, type PollDeps } from '../../src/sync/poll.js';
 import type { SyncClient } from '../../src/sync/ports.js';
 import { pollWindow } from '../../src/sync/window.js';
+import type { BenchDb } from './engines.js';
 
 /** The poll settings the daemon uses by default (config defaults), with concurrency 8. */
 export const POLL_SETTINGS: PollDeps['settings'] = {
@@ -36,34 +33,15 @@ export function benchWindow(): { fromMs: number; toMs: number } {
   return pollWindow(NOW_MS, POLL_SETTINGS.windowPastHours, POLL_SETTINGS.windowFutureHours);
 }
 
-/** A fresh database file in its own temporary directory, migrated. */
-export async function openTempDatabase(): Promise<{
-  db: SqliteConnection;
-  path: string;
-  remove(): Promise<void>;
-}> {
-  const dir = mkdtempSync(join(tmpdir(), 'transport-sync-bench-'));
-  const path = join(dir, 'mirror.db');
-  const db = openSqlite({ path });
-  return {
-    db,
-    path,
-    async remove() {
-      await db.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
 /** Detail calls as the engine made them, for the latency case: start and end times. */
 export interface DetailSpan {
   startMs: number;
   endMs: number;
 }
 
-/** A real mirror (SQLite file, real client) polling the simulator at `url`. */
+/** A real mirror (the engine's database, the real client) polling the simulator at `url`. */
 export interface BenchMirror {
-  db: SqliteConnection;
+  db: MirrorDb;
   store: Store;
   client: ServiceClient;
   calls: CallTally;
@@ -76,10 +54,14 @@ export interface BenchMirror {
   close(): Promise<void>;
 }
 
-/** Opens a mirror against `url`. */
-export async function openMirror(url: string, clock: Clock = fixedClock()): Promise<BenchMirror> {
-  const temp = await openTempDatabase();
-  const store = createStore({ db: temp.db, clock });
+/** Opens a mirror against `url` in `database` (removed on close). */
+export async function openMirror(
+  url: string,
+  database: BenchDb,
+  clock: Clock = fixedClock(),
+): Promise<BenchMirror> {
+  const db = await database.open();
+  const store = createStore({ db, clock });
   const calls = createCallTally();
   const client = createServiceClient({
     authUrl: url,
@@ -114,29 +96,41 @@ export async function openMirror(url: string, clock: Clock = fixedClock()): Prom
     settings: POLL_SETTINGS,
   };
   return {
-    db: temp.db,
+    db,
     store,
     client,
     calls,
     deps,
     detailSpans,
     cycle: () => runPollCycle(deps),
-    async seed(memoryClient) {
-      const { fromMs, toMs } = benchWindow();
-      const plan = planBackfill({
-        fromMs,
-        toMs,
-        states: [...POLL_SETTINGS.states],
-        chunkHours: POLL_SETTINGS.windowPastHours + POLL_SETTINGS.windowFutureHours,
-      });
-      return runBackfill(
-        { client: memoryClient, store, clock, log: silentLogger(), calls, concurrency: 8 },
-        plan,
-      );
-    },
+    seed: (memoryClient) => seedStore(store, memoryClient, clock),
     async close() {
       await client.close();
-      await temp.remove();
+      await database.remove();
     },
   };
+}
+
+/**
+ * Fills a store through the backfill's path from in-memory records (no HTTP): every window of
+ * `range` (default the poll window), all four states.
+ */
+export function seedStore(
+  store: Store,
+  client: SyncClient,
+  clock: Clock = fixedClock(),
+  range: { fromMs: number; toMs: number } = benchWindow(),
+  options: { restart?: boolean } = {},
+): Promise<BackfillResult> {
+  const plan = planBackfill({
+    fromMs: range.fromMs,
+    toMs: range.toMs,
+    states: [...POLL_SETTINGS.states],
+    chunkHours: POLL_SETTINGS.windowPastHours + POLL_SETTINGS.windowFutureHours,
+  });
+  return runBackfill(
+    { client, store, clock, log: silentLogger(), calls: createCallTally(), concurrency: 8 },
+    plan,
+    options,
+  );
 }

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildReport } from '../child/rss-report.js';
 import { repoRoot } from './paths.js';
@@ -105,24 +106,44 @@ export interface ChildRun {
  * Runs the CLI in a child process with the memory reporter preloaded; `nodeArgs` go before the
  * script (V8 flags for the memory experiments).
  */
-export async function runCliChild(
+export function runCliChild(
   args: string[],
   env: Record<string, string>,
   nodeArgs: string[] = [],
 ): Promise<ChildRun> {
-  const reportFile = join(env.TRANSPORT_DB ? join(env.TRANSPORT_DB, '..') : '/tmp', 'report.json');
+  return runNodeChild(cliPath(), args, env, nodeArgs);
+}
+
+/** Runs a Node script in a child process with the memory reporter preloaded. */
+export async function runNodeChild(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<ChildRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'transport-sync-bench-child-'));
+  const reportFile = join(dir, 'report.json');
   const preload = new URL('../child/rss-report.js', import.meta.url).href;
-  const started = performance.now();
-  const child = spawn(process.execPath, [...nodeArgs, '--import', preload, cliPath(), ...args], {
-    env: childEnv({ ...env, BENCH_REPORT_FILE: reportFile }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  const wallMs = performance.now() - started;
-  const report = JSON.parse(readFileSync(reportFile, 'utf8')) as ChildReport;
-  return { code, stdout, stderr, wallMs, report };
+  try {
+    const started = performance.now();
+    const child = spawn(process.execPath, [...nodeArgs, '--import', preload, script, ...args], {
+      env: childEnv({ ...env, BENCH_REPORT_FILE: reportFile }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const wallMs = performance.now() - started;
+    let report: ChildReport;
+    try {
+      report = JSON.parse(readFileSync(reportFile, 'utf8')) as ChildReport;
+    } catch {
+      throw new Error(`${script} ${args.join(' ')} exited ${code} without a report: ${stderr}`);
+    }
+    return { code, stdout, stderr, wallMs, report };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -1,77 +1,153 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import * as prettier from 'prettier';
+import type { EngineName } from './engines.js';
 import type { Machine } from './machine.js';
 
-/** How a figure is judged against its target. */
+/** How a figure is judged against its goal. */
 export interface Target {
   op: '<=' | '>=' | '==';
   value: number;
 }
 
-/** One measured figure; `target` absent means it is reported for information. */
-export interface Figure {
-  /** The case of issue 8, e.g. "1 idle cycle". */
-  caseName: string;
+/** What a figure is measured against, side by side in the same run. */
+export interface Reference {
+  /** Short name for the table: "SQLite floor", "bare", "reference client". */
   name: string;
-  /** Null when the figure could not be measured (pending, or the case failed). */
   value: number | null;
   unit: string;
+  runs?: number[];
+}
+
+/** One measured figure. */
+export interface Figure {
+  /** Stable key of the figure within its case, e.g. "store.new"; with `engine`, unique. */
+  id: string;
+  /** The row of issue 16's table it stands for (1 to 11), or null for a figure beyond it. */
+  row: number | null;
+  caseName: string;
+  engine: EngineName | null;
+  /** What is measured, with its size. */
+  name: string;
+  /** Null when the figure could not be measured (see `note`). */
+  value: number | null;
+  unit: string;
+  /** The floor, bare cost or reference client measured beside it. */
+  reference?: Reference;
+  /**
+   * value against reference, as the goal reads it (a rate over the floor's rate, a time over the
+   * bare time): the median of the ratios of runs measured side by side (alternating).
+   */
+  ratio?: number | null;
+  ratioRuns?: number[];
+  /** Requests in the simulator the figure was measured against, where it plots against size. */
+  size?: number;
+  /** The goal: on the ratio when there is a reference, else on the value. */
   target?: Target;
-  /** pass / fail against the target; info without one; pending when not measured yet. */
+  /** pass / fail against the goal; info without one; pending when not measured; error. */
   result: 'pass' | 'fail' | 'info' | 'pending' | 'error';
-  /** The single runs the value is the median of, when it is one. */
+  /** The single runs the value is the median of. */
   runs?: number[];
   note?: string;
 }
 
-/** A figure judged against its target. */
+/** What a case says it will measure: the figures with a goal, so none goes missing silently. */
+export interface FigureSpec {
+  id: string;
+  row: number | null;
+  caseName: string;
+  engine: EngineName | null;
+  name: string;
+  unit: string;
+  target?: Target;
+  reference?: { name: string; unit: string };
+  /** Requests in the simulator the figure was measured against, where it plots against size. */
+  size?: number;
+}
+
+const roundRuns = (runs: readonly number[]) => runs.map((run) => Math.round(run * 1000) / 1000);
+
+function judge(value: number | null | undefined, target: Target | undefined): Figure['result'] {
+  if (!target) return 'info';
+  if (value === null || value === undefined || !Number.isFinite(value)) return 'error';
+  const tolerance = 1e-9;
+  const ok =
+    target.op === '<='
+      ? value <= target.value + tolerance
+      : target.op === '>='
+        ? value >= target.value - tolerance
+        : Math.abs(value - target.value) <= tolerance;
+  return ok ? 'pass' : 'fail';
+}
+
+/** A measured figure, judged against its goal (on the ratio when it has a reference). */
 export function figure(
-  caseName: string,
-  name: string,
+  spec: FigureSpec,
   value: number,
-  unit: string,
-  options: { target?: Target; runs?: number[]; note?: string } = {},
+  options: {
+    runs?: readonly number[];
+    reference?: { value: number; runs?: readonly number[] };
+    ratio?: number;
+    ratioRuns?: readonly number[];
+    note?: string;
+  } = {},
 ): Figure {
-  const { target } = options;
-  let result: Figure['result'] = 'info';
-  if (target) {
-    const tolerance = 1e-9;
-    const ok =
-      target.op === '<='
-        ? value <= target.value + tolerance
-        : target.op === '>='
-          ? value >= target.value - tolerance
-          : Math.abs(value - target.value) <= tolerance;
-    result = ok ? 'pass' : 'fail';
-  }
+  const reference: Reference | undefined =
+    spec.reference && options.reference
+      ? {
+          ...spec.reference,
+          value: options.reference.value,
+          ...(options.reference.runs && { runs: roundRuns(options.reference.runs) }),
+        }
+      : undefined;
+  const ratio = options.ratio === undefined ? undefined : Math.round(options.ratio * 100) / 100;
   return {
-    caseName,
-    name,
+    ...spec,
     value,
-    unit,
-    ...(target && { target }),
-    result,
-    ...(options.runs && { runs: options.runs.map((run) => Math.round(run * 1000) / 1000) }),
+    ...(reference && { reference }),
+    ...(ratio !== undefined && { ratio }),
+    ...(options.ratioRuns && { ratioRuns: roundRuns(options.ratioRuns) }),
+    result: judge(ratio !== undefined ? ratio : value, spec.target),
+    ...(options.runs && { runs: roundRuns(options.runs) }),
     ...(options.note && { note: options.note }),
   };
 }
 
-/** A figure that is not measured (yet), with the reason. */
-export function pendingFigure(
-  caseName: string,
-  name: string,
-  unit: string,
-  note: string,
-  target?: Target,
-  result: 'pending' | 'error' = 'pending',
-): Figure {
-  return { caseName, name, value: null, unit, ...(target && { target }), result, note };
+/** A figure that was not measured, with the reason. */
+export function notMeasured(spec: FigureSpec, reason: string, isError = false): Figure {
+  return {
+    ...spec,
+    value: null,
+    ...(spec.reference && { reference: { ...spec.reference, value: null } }),
+    ...(spec.reference && { ratio: null }),
+    result: isError ? 'error' : 'pending',
+    note: `not measured: ${reason}`,
+  };
 }
 
-function formatValue(value: number | null, unit: string): string {
-  if (value === null) return '-';
-  const abs = Math.abs(value);
+/** A spec builder for one case and engine. */
+export function specs(caseName: string, engine: EngineName | null) {
+  return (
+    id: string,
+    row: number | null,
+    name: string,
+    unit: string,
+    extra: { target?: Target; reference?: { name: string; unit: string }; size?: number } = {},
+  ): FigureSpec => ({ id, row, caseName, engine, name, unit, ...extra });
+}
+
+const ENGINE_LABEL: Record<EngineName, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
+
+/** The engine's name as people write it. */
+export function engineLabel(engine: EngineName | null): string {
+  return engine ? ENGINE_LABEL[engine] : '';
+}
+
+/** A number with its unit, as the table shows it. */
+export function formatValue(value: number | null | undefined, unit: string): string {
+  if (value === null || value === undefined) return '-';
+  if (!Number.isFinite(value)) return String(value);
   if (unit === 'ratio') return value.toFixed(2);
+  const abs = Math.abs(value);
   const text =
     Number.isInteger(value) || abs >= 1000
       ? Math.round(value).toLocaleString('en-US')
@@ -80,7 +156,7 @@ function formatValue(value: number | null, unit: string): string {
         : abs >= 10
           ? value.toFixed(1)
           : value.toFixed(2);
-  return unit === 'ratio' || unit === '' ? text : `${text} ${unit}`;
+  return unit === '' ? text : `${text} ${unit}`;
 }
 
 function formatTarget(target: Target | undefined, unit: string): string {
@@ -89,17 +165,39 @@ function formatTarget(target: Target | undefined, unit: string): string {
   return `${op} ${formatValue(target.value, unit)}`;
 }
 
-/** The figures as a Markdown table. */
+function resultCell(f: Figure): string {
+  if (f.result === 'fail') return '**fail**';
+  if (f.result === 'error') return '**error**';
+  if (f.result === 'pending') return 'not measured';
+  return f.result;
+}
+
+/** The figures as a Markdown table: value, reference, ratio, goal, pass/fail. */
 export function markdownTable(figures: readonly Figure[]): string {
   const rows = [
-    '| Case | Figure | Value | Target | Result |',
-    '| --- | --- | ---: | ---: | --- |',
-    ...figures.map(
-      (f) =>
-        `| ${f.caseName} | ${f.name}${f.note ? ` (${f.note})` : ''} | ${formatValue(f.value, f.unit)} | ${formatTarget(f.target, f.unit)} | ${f.result === 'fail' ? '**fail**' : f.result} |`,
-    ),
+    '| # | Path | Engine | Value | Reference | Ratio | Goal | Result |',
+    '| --- | --- | --- | ---: | ---: | ---: | ---: | --- |',
+    ...figures.map((f) => {
+      const reference = f.reference
+        ? `${formatValue(f.reference.value, f.reference.unit)} (${f.reference.name})`
+        : '';
+      const ratio = f.reference ? formatValue(f.ratio, 'ratio') : '';
+      const goalUnit = f.reference ? 'ratio' : f.unit;
+      const name = `${f.name}${f.note ? ` (${f.note})` : ''}`.replaceAll('|', '\\|');
+      return `| ${f.row ?? ''} | ${name} | ${engineLabel(f.engine)} | ${formatValue(f.value, f.unit)} | ${reference} | ${ratio} | ${formatTarget(f.target, goalUnit)} | ${resultCell(f)} |`;
+    }),
   ];
   return rows.join('\n');
+}
+
+/** What a full run writes to bench/results.json. */
+export interface Results {
+  date: string;
+  machine: Machine;
+  durationMs: number;
+  options: { quick: boolean; runs: number; cases: string[]; engineNames: EngineName[] };
+  figures: Figure[];
+  details: Record<string, unknown>;
 }
 
 /** One line of the machine, for the table's heading. */

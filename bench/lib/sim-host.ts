@@ -17,6 +17,8 @@ export interface SimWorker {
   pick(states: string[], count: number, fromMs: number, toMs: number): Promise<string[]>;
   /** Changes each request once (an edit or a state change): last_updated moves forward. */
   change(ids: string[]): Promise<number>;
+  /** `count` random mutations by the simulator's driver; what they touched. */
+  mutate(count: number): Promise<{ mutations: number; requests: number }>;
   setLatency(ms: number): Promise<void>;
   resetCalls(): Promise<void>;
   calls(): Promise<SimCall[]>;
@@ -56,6 +58,7 @@ export async function startSimWorker(options: WorldOptions): Promise<SimWorker> 
     census: (fromMs, toMs) => rpc('census', { fromMs, toMs }),
     pick: (states, count, fromMs, toMs) => rpc('pick', { states, count, fromMs, toMs }),
     change: (ids) => rpc('change', { ids }),
+    mutate: (count) => rpc('mutate', { count }),
     setLatency: async (ms) => void (await rpc('setLatency', { ms })),
     resetCalls: async () => void (await rpc('resetCalls', null)),
     calls: () => rpc('calls', null),

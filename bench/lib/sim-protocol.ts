@@ -1,6 +1,12 @@
 /** Messages between the bench and the simulator in its worker thread (sim-worker.ts). */
+import type { Roughness } from '../../src/simulator/index.js';
 
-/** Options of the simulated world; `nowMs` fixes the simulator's clock. */
+/**
+ * Options of the simulated world. The simulator's clock starts at `nowMs` and, by default,
+ * moves on in real time ('moving'): last_updated is written to the second, so a clock that stood
+ * still would keep every record it edits unsettled for good (see src/db/settled.ts). 'fixed'
+ * keeps it at `nowMs`; 'real' is the system clock (for a client in another process).
+ */
 export interface WorldOptions {
   seed: number;
   requests: number;
@@ -8,6 +14,12 @@ export interface WorldOptions {
   futureDays: number;
   pageSize: number;
   nowMs: number;
+  clock?: 'moving' | 'fixed' | 'real';
+  /**
+   * Over the simulator's default roughness. The worker turns paging churn off unless this says
+   * otherwise: the bench measures throughput, and an idle cycle must stay idle.
+   */
+  roughness?: Partial<Roughness>;
 }
 
 /** One visible request as the service would list it, for seeding and store benchmarks. */
@@ -37,6 +49,8 @@ export interface SimOps {
     result: string[];
   };
   change: { args: { ids: string[] }; result: number };
+  /** `count` random mutations by the simulator's driver (double edits included, as set). */
+  mutate: { args: { count: number }; result: { mutations: number; requests: number } };
   setLatency: { args: { ms: number }; result: null };
   resetCalls: { args: null; result: null };
   calls: { args: null; result: SimCall[] };

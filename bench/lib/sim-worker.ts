@@ -34,17 +34,24 @@ type Handlers = { [K in keyof SimOps]: (args: SimOps[K]['args']) => Promise<SimO
 
 const handlers: Handlers = {
   async start(options: WorldOptions) {
-    const clock = { now: () => options.nowMs, sleep: async () => undefined };
+    const startedAt = performance.now();
+    const now =
+      options.clock === 'fixed'
+        ? () => options.nowMs
+        : options.clock === 'real'
+          ? () => Date.now()
+          : () => options.nowMs + Math.floor(performance.now() - startedAt);
     sim = createSimulator({
       seed: options.seed,
       requests: options.requests,
       pastDays: options.pastDays,
       futureDays: options.futureDays,
       pageSize: options.pageSize,
-      clock,
+      clock: { now, sleep: async () => undefined },
       // Throughput, not correctness: records do not move while a cycle pages, so an idle cycle
-      // is idle. (Drift stays: it is a property of the records, not of the moment.)
-      roughness: { pagingChurnRate: 0 },
+      // is idle. (Drift stays: it is a property of the records, not of the moment. Same-second
+      // edits stay too: last_updated is written to the second.)
+      roughness: { pagingChurnRate: 0, ...options.roughness },
     });
     return sim.listen(0, '127.0.0.1');
   },
@@ -71,6 +78,13 @@ const handlers: Handlers = {
       else world.editRequest(id, EDITS[i % EDITS.length]);
     });
     return ids.length;
+  },
+  async mutate({ count }) {
+    const summaries = mustSim().mutate(count);
+    return {
+      mutations: summaries.length,
+      requests: new Set(summaries.map((s) => s.requestId)).size,
+    };
   },
   async setLatency({ ms }) {
     mustSim().setLatency(ms);

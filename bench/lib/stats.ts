@@ -50,6 +50,33 @@ export async function sideBySide(
   return out;
 }
 
+/**
+ * Runs each arm `runs` times, interleaved, the order reversed every other run (ABC, CBA, ...),
+ * so drift in the machine's load hits every arm alike. `before` runs ahead of each arm, outside
+ * its timing (a fresh copy of a database, say). Returns each arm's times in ms, by run.
+ */
+export async function interleave(
+  runs: number,
+  arms: readonly (() => Promise<unknown>)[],
+  before?: (arm: number, run: number) => Promise<void>,
+): Promise<number[][]> {
+  const times = arms.map(() => [] as number[]);
+  for (let run = 0; run < runs; run += 1) {
+    const order = arms.map((_, i) => i);
+    if (run % 2 === 1) order.reverse();
+    for (const arm of order) {
+      await before?.(arm, run);
+      times[arm]![run] = (await timed(arms[arm]!)).ms;
+    }
+  }
+  return times;
+}
+
+/** Per-run ratios a[i] / b[i]. */
+export function ratios(a: readonly number[], b: readonly number[]): number[] {
+  return a.map((value, i) => value / b[i]!);
+}
+
 /** Rounds to `digits` decimals, for results that read well in JSON. */
 export function round(value: number, digits = 2): number {
   const factor = 10 ** digits;

@@ -15,6 +15,7 @@ import type { Drift, SchemaPolicy } from './contract.js';
 import {
   checkRecord,
   checkRecords,
+  idOf,
   parseRecords,
   type CheckedRecord,
   type RejectedRecord,
@@ -83,10 +84,20 @@ export interface DetailPage {
   raws: unknown[];
   /** Each item's drifted members (same index). */
   drifts: Drift[][];
+  /** Each item's record as JSON text (same index): what a store compares and keeps. */
+  texts: string[];
   rejected: RejectedRecord[];
+  /** Ids of the records `isKnown` recognised: passed over unchecked. */
+  known: string[];
   /** The earliest moment the service can have read these records, on its clock (epoch ms). */
   readAtMs: number;
 }
+
+/**
+ * Says which records of a page the caller already holds exactly as sent (id and JSON text):
+ * those are not checked against the schema, the costliest part of reading an unchanged page.
+ */
+export type KnownRecords = (records: { id: string | null; text: string }[]) => Promise<boolean[]>;
 
 /** A request's detail, checked, with the moment it was read (see DetailPage.readAtMs). */
 export type DetailRead = CheckedRecord<RequestDetail> & { readAtMs: number };
@@ -98,7 +109,9 @@ export interface ServiceClient extends ServiceActions {
     query: WindowQuery<ListState>,
   ): Promise<{ items: RequestListItem[]; rejected: RejectedRecord[] }>;
   /** Full list, page 1 to the latest `pages`, one page per iteration. */
-  listRequestDetails(query: WindowQuery<DetailListState>): AsyncIterable<DetailPage>;
+  listRequestDetails(
+    query: WindowQuery<DetailListState> & { isKnown?: KnownRecords },
+  ): AsyncIterable<DetailPage>;
   /** One page of the full list. */
   getRequestDetailsPage(
     query: WindowQuery<DetailListState> & { page: number },
@@ -173,7 +186,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   const serviceClock = createServiceClock();
 
   async function getRequestDetailsPage(
-    query: WindowQuery<DetailListState> & { page: number },
+    query: WindowQuery<DetailListState> & { page: number; isKnown?: KnownRecords },
   ): Promise<DetailPage> {
     if (!Number.isInteger(query.page) || query.page < 1) throw invalidArgument('page must be >= 1');
     const params = { ...windowParams(query, DETAIL_LIST_STATES), page: query.page };
@@ -195,14 +208,29 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     if (top.data.page !== query.page) {
       log.warn({ endpoint, requested: query.page, answered: top.data.page }, 'page mismatch');
     }
-    const checked = checkRecords<RequestDetail>(requestDetailContract, top.data.results, policy, [
-      'request_id',
-      'id',
-    ]);
+    const results: unknown[] = top.data.results;
+    const texts = results.map((raw) => JSON.stringify(raw));
+    const isKnown = query.isKnown
+      ? await query.isKnown(
+          results.map((raw, index) => ({ id: idOf(raw, ['request_id']), text: texts[index]! })),
+        )
+      : results.map(() => false);
+    const fresh = results.flatMap((raw, index) => (isKnown[index] ? [] : [{ raw, index }]));
+    const checked = checkRecords<RequestDetail>(
+      requestDetailContract,
+      fresh.map(({ raw }) => raw),
+      policy,
+      ['request_id', 'id'],
+    );
+    const textOf = new Map(fresh.map(({ raw, index }) => [raw, texts[index]!]));
     return {
       page: query.page,
       pages: top.data.pages,
       ...checked,
+      texts: checked.raws.map((raw) => textOf.get(raw)!),
+      known: results.flatMap((raw, index) =>
+        isKnown[index] ? [idOf(raw, ['request_id']) as string] : [],
+      ),
       readAtMs: serviceClock.readAt(res),
     };
   }
@@ -231,6 +259,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     },
 
     async *listRequestDetails(query) {
+      // isKnown goes to every page (see getRequestDetailsPage).
       // `pages` is re-read from every response: requests edited meanwhile can add or remove pages.
       let pages = 1;
       for (let page = 1; page <= pages; page += 1) {

@@ -123,6 +123,7 @@ async function importPages(
         list: item ? listFieldsOf(item) : { state },
         drift: page.drifts[index],
         readAt: isoFromMs(page.readAtMs),
+        ...(page.texts && { text: page.texts[index]! }),
       });
     });
     await quarantineAll(deps, page.rejected, counts);

@@ -212,13 +212,31 @@ async function syncAwaiting(
   counts: RunCounts,
   signal?: AbortSignal,
 ): Promise<void> {
+  // A record the mirror holds exactly as sent (text, awaiting, available, not quarantined) is
+  // passed over before the client checks it: most of an idle cycle's pages.
+  const isKnown = (records: { id: string | null; text: string }[]) =>
+    deps.store.read(async (tx) => {
+      const same: boolean[] = [];
+      for (const { id, text } of records) {
+        same.push(
+          id !== null && !seen.has(id) && (await tx.requests.isSameRaw(id, text, 'awaiting')),
+        );
+      }
+      return same;
+    });
   const pages = deps.client.listRequestDetails({
     from: window.fromMs,
     to: window.toMs,
     state: 'awaiting',
     signal,
+    isKnown,
   });
   for await (const page of readAhead(pages)) {
+    for (const id of page.known ?? []) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      counts.requestsUnchanged += 1;
+    }
     // One transaction per page: an idle cycle over thousands of awaiting broadcasts compares
     // each with what is stored and writes nothing, without a transaction per record.
     const fresh: PendingRecord[] = [];
@@ -231,6 +249,7 @@ async function syncAwaiting(
         list: { state: 'awaiting' },
         drift: page.drifts[index],
         readAt: isoFromMs(page.readAtMs),
+        ...(page.texts && { text: page.texts[index]! }),
       });
     });
     const outcomes = await storeRecords(deps.store, fresh, {

@@ -35,7 +35,11 @@ export interface DetailsPage {
   raws: unknown[];
   /** Each item's drifted members (same index). */
   drifts: Drift[][];
+  /** Each item's record as JSON text (same index), when the client kept it. */
+  texts?: string[];
   rejected: Rejected[];
+  /** Ids of records `isKnown` recognised, passed over unchecked (not in `items`). */
+  known?: string[];
   /** The earliest moment the service can have read the page, on its clock (epoch ms). */
   readAtMs: number;
 }
@@ -59,6 +63,8 @@ export interface SyncClient {
     to: number;
     state: 'awaiting' | ListState;
     signal?: AbortSignal;
+    /** Which records of a page the mirror holds exactly as sent: the client skips checking them. */
+    isKnown?: (records: { id: string | null; text: string }[]) => Promise<boolean[]>;
   }): AsyncIterable<DetailsPage>;
   getRequest(id: string, options?: { signal?: AbortSignal }): Promise<DetailResult>;
 }

@@ -21,6 +21,8 @@ export interface PendingRecord {
   drift?: readonly Drift[];
   /** When the service read the record, on its clock (canonical ISO); see settle.ts. */
   readAt?: string;
+  /** The record as JSON text, when the client kept it (else it is serialized here). */
+  text?: string;
 }
 
 /**
@@ -39,7 +41,7 @@ export async function storeRecords(
   // stored is skipped before it is normalized, and a page of those opens no write transaction.
   // Only for records that carry nothing but their state: a partial-list item's last_updated may
   // have moved while the detail reads the same, and it must still be stored.
-  const texts = records.map(({ raw }) => JSON.stringify(raw));
+  const texts = records.map(({ raw, text }) => text ?? JSON.stringify(raw));
   const isSame = await store.read(async (tx) => {
     const same: boolean[] = [];
     for (const [index, { record, list }] of records.entries()) {
@@ -74,7 +76,7 @@ async function writeRecords(
   {
     source,
     observedAt,
-    texts = records.map(({ raw }) => JSON.stringify(raw)),
+    texts = records.map(({ raw, text }) => text ?? JSON.stringify(raw)),
     isSame = [],
   }: {
     source: WriteSource;
