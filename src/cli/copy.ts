@@ -1,7 +1,7 @@
 import { loadConfig } from '../config/index.js';
 import { copyMirror, type TableCopy } from '../db/copy.js';
-import { isPostgresLocation, openDatabase, openForReading } from '../db/open.js';
-import { postgresLocation } from '../db/postgres/open.js';
+import { isPostgresLocation, postgresLocation } from '../db/location.js';
+import { openDatabase, openForReading } from '../db/open.js';
 import { readSyncState } from '../db/store/sync-state-store.js';
 import { TransportError } from '../errors.js';
 import { DB_FLAG, EXIT, parseCommandArgs, usageError, type Command } from './command.js';

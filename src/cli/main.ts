@@ -1,51 +1,51 @@
 import { configHelpText, configMarkdownTable } from '../config/index.js';
-import { acceptCommand } from './accept.js';
-import { backfillCommand } from './backfill.js';
-import { backupCommand } from './backup.js';
-import { bestTimeCommand } from './best-time.js';
-import { changeRequestCommand } from './change-request.js';
-import { copyCommand } from './copy.js';
-import { declineCommand } from './decline.js';
-import { demoCommand } from './demo.js';
-import { doctorCommand } from './doctor.js';
-import { gapsCommand } from './gaps.js';
 import { EXIT, usageError, type CliIo, type Command } from './command.js';
-import { migrateCommand } from './migrate.js';
-import { locationsCommand } from './locations.js';
 import { reportError } from './output.js';
-import { pruneCommand } from './prune.js';
-import { runCommand } from './run.js';
-import { simulatorCommand } from './simulator.js';
-import { stateCommand } from './state.js';
-import { statusCommand } from './status.js';
-import { syncCommand } from './sync.js';
 import { packageVersion } from './version.js';
 
-/** Every command, in the order `help` lists them. */
-export const COMMANDS: Command[] = [
-  runCommand,
-  syncCommand,
-  backfillCommand,
-  acceptCommand,
-  declineCommand,
-  stateCommand,
-  locationsCommand,
-  changeRequestCommand,
-  bestTimeCommand,
-  statusCommand,
-  gapsCommand,
-  doctorCommand,
-  backupCommand,
-  pruneCommand,
-  migrateCommand,
-  copyCommand,
-  demoCommand,
-  simulatorCommand,
-];
+/**
+ * Every command, in the order `help` lists them. A command's module (and the library behind it)
+ * is loaded only when that command runs: a backfill does not carry the simulator, the PostgreSQL
+ * driver or the metrics registry in its memory.
+ */
+const COMMAND_MODULES: Record<string, () => Promise<Command>> = {
+  run: async () => (await import('./run.js')).runCommand,
+  sync: async () => (await import('./sync.js')).syncCommand,
+  backfill: async () => (await import('./backfill.js')).backfillCommand,
+  accept: async () => (await import('./accept.js')).acceptCommand,
+  decline: async () => (await import('./decline.js')).declineCommand,
+  state: async () => (await import('./state.js')).stateCommand,
+  locations: async () => (await import('./locations.js')).locationsCommand,
+  'change-request': async () => (await import('./change-request.js')).changeRequestCommand,
+  'best-time': async () => (await import('./best-time.js')).bestTimeCommand,
+  status: async () => (await import('./status.js')).statusCommand,
+  gaps: async () => (await import('./gaps.js')).gapsCommand,
+  doctor: async () => (await import('./doctor.js')).doctorCommand,
+  backup: async () => (await import('./backup.js')).backupCommand,
+  prune: async () => (await import('./prune.js')).pruneCommand,
+  migrate: async () => (await import('./migrate.js')).migrateCommand,
+  copy: async () => (await import('./copy.js')).copyCommand,
+  demo: async () => (await import('./demo.js')).demoCommand,
+  simulator: async () => (await import('./simulator.js')).simulatorCommand,
+};
 
-function helpText(): string {
-  const width = Math.max(...COMMANDS.map((command) => command.name.length));
-  const lines = COMMANDS.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`);
+/** The command names, in the order `help` lists them. */
+export const COMMAND_NAMES = Object.keys(COMMAND_MODULES);
+
+/** Loads one command's module; undefined for a name that is not a command. */
+export async function loadCommand(name: string): Promise<Command | undefined> {
+  return Object.hasOwn(COMMAND_MODULES, name) ? COMMAND_MODULES[name]!() : undefined;
+}
+
+/** Loads every command (for `help`). */
+export async function loadCommands(): Promise<Command[]> {
+  return Promise.all(COMMAND_NAMES.map((name) => COMMAND_MODULES[name]!()));
+}
+
+async function helpText(): Promise<string> {
+  const commands = await loadCommands();
+  const width = Math.max(...commands.map((command) => command.name.length));
+  const lines = commands.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`);
   return `Usage: transport-sync <command> [options]
 
 Keeps a local SQLite mirror of a transport provider's requests.
@@ -67,16 +67,16 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       io.stdout.write(`${rest[1] === '--markdown' ? configMarkdownTable() : configHelpText()}\n`);
       return EXIT.ok;
     }
-    const command = COMMANDS.find((candidate) => candidate.name === rest[0]);
-    io.stdout.write(`${command ? command.usage : helpText()}\n`);
+    const command = rest[0] === undefined ? undefined : await loadCommand(rest[0]);
+    io.stdout.write(`${command ? command.usage : await helpText()}\n`);
     return EXIT.ok;
   }
   if (name === 'version' || name === '--version') {
     io.stdout.write(`${packageVersion()}\n`);
     return EXIT.ok;
   }
-  const command = COMMANDS.find((candidate) => candidate.name === name);
-  if (!command) return reportError(usageError(`unknown command "${name}"`), io, helpText());
+  const command = await loadCommand(name);
+  if (!command) return reportError(usageError(`unknown command "${name}"`), io, await helpText());
   if (rest.includes('--help') || rest.includes('-h')) {
     io.stdout.write(`${command.usage}\n`);
     return EXIT.ok;

@@ -38,6 +38,15 @@ export interface AppliedMigrations {
   newestAt: number | null;
 }
 
+/**
+ * Whether this version knows a migration the database has not applied: drizzle's own test (a
+ * migration newer than the newest applied one), made without loading drizzle.
+ */
+export function isBehind(applied: AppliedMigrations, engine: Engine): boolean {
+  const newestKnown = knownMigrations(engine).at(-1)?.when;
+  return newestKnown !== undefined && (applied.newestAt === null || applied.newestAt < newestKnown);
+}
+
 /** Refuses a database that a newer version migrated: it is left untouched. */
 export function refuseNewer(applied: AppliedMigrations, engine: Engine, location: string): void {
   if (applied.count === 0) return;

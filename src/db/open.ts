@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { TransportError } from '../errors.js';
 import { knownMigrations } from './migrations.js';
 import type { PostgresConnection } from './postgres/connection.js';
-import { appliedPostgresMigrations, openPostgres } from './postgres/open.js';
+import { isPostgresLocation } from './location.js';
 import type { Connection } from './sql.js';
 import type { SqliteConnection } from './sqlite/connection.js';
 import { appliedMigrations, openSqlite } from './sqlite/open.js';
@@ -26,15 +26,14 @@ export interface OpenOptions extends DatabaseTarget {
   busyTimeoutMs?: number;
 }
 
-/** A postgres:// or postgresql:// URL names a PostgreSQL mirror; anything else is a file. */
-export function isPostgresLocation(location: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(location);
-}
+/** The PostgreSQL side, loaded only for a postgres:// mirror: a SQLite install never loads pg. */
+const postgres = () => import('./postgres/open.js');
 
 /** Opens the mirror, migrating it unless told not to; refuses one a newer version wrote. */
 export async function openDatabase(options: OpenOptions): Promise<MirrorDb> {
   if (!isPostgresLocation(options.location))
     return openSqlite({ ...options, path: options.location });
+  const { openPostgres } = await postgres();
   return openPostgres({
     url: options.location,
     password: readPasswordFile(options.passwordFile),
@@ -61,6 +60,7 @@ export function readPasswordFile(file: string | undefined): string | undefined {
 /** The number of migrations applied to this database (0 for a new one). */
 export async function schemaVersion(db: MirrorDb): Promise<number> {
   if (db.engine === 'sqlite') return appliedMigrations(db.sqlite).count;
+  const { appliedPostgresMigrations } = await postgres();
   return (await appliedPostgresMigrations(db.pool)).count;
 }
 

@@ -1,5 +1,4 @@
-import { isPostgresLocation } from '../db/open.js';
-import { postgresLocation } from '../db/postgres/open.js';
+import { isPostgresLocation, postgresLocation } from '../db/location.js';
 import { backupSqlite, type BackupResult } from '../db/sqlite/backup.js';
 import { TransportError } from '../errors.js';
 

@@ -1,9 +1,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SETTINGS } from '../config/index.js';
-import { isPostgresLocation, readPasswordFile, type DatabaseTarget } from '../db/open.js';
-import { inspectPostgres } from '../db/postgres/inspect.js';
-import { postgresLocation } from '../db/postgres/open.js';
+import { readPasswordFile, type DatabaseTarget } from '../db/open.js';
+import { isPostgresLocation, postgresLocation } from '../db/location.js';
 import { inspectSqlite, type Inspection } from '../db/sqlite/inspect.js';
 import type { CheckResult } from './doctor.js';
 
@@ -48,7 +47,9 @@ export async function checkDatabase(target: DatabaseTarget): Promise<CheckResult
   let found: Inspection;
   try {
     found = isPostgresLocation(path)
-      ? await inspectPostgres(path, readPasswordFile(target.passwordFile))
+      ? await (
+          await import('../db/postgres/inspect.js')
+        ).inspectPostgres(path, readPasswordFile(target.passwordFile))
       : inspectSqlite(path);
   } catch (error) {
     found = { kind: 'unopenable', error: (error as Error).message };

@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { knownMigrations } from '../migrations.js';
 import type { Inspection } from '../sqlite/inspect.js';
-import { appliedPostgresMigrations, postgresLocation } from './open.js';
+import { postgresLocation } from '../location.js';
+import { appliedPostgresMigrations } from './open.js';
 
 /**
  * Looks at a PostgreSQL mirror the way the daemon will find it: connected to without migrating,

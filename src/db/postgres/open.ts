@@ -1,6 +1,7 @@
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
+import { postgresLocation } from '../location.js';
 import { migrationsFolder, refuseNewer, type AppliedMigrations } from '../migrations.js';
 import { postgresConnection, type PostgresConnection } from './connection.js';
 import { postgresError } from './errors.js';
@@ -21,17 +22,6 @@ export interface PostgresOpenOptions {
 
 /** Advisory lock key under which one process at a time migrates a shared database. */
 const MIGRATION_LOCK = 7_461_019_001;
-
-/** The URL without its password, for logs and messages. */
-export function postgresLocation(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.password = '';
-    return parsed.toString();
-  } catch {
-    return 'postgres://(unparsable URL)';
-  }
-}
 
 /**
  * Opens a pool on the mirror's database: every session in UTC with ISO dates (the type parsers

@@ -59,7 +59,7 @@ export async function backupSqlite({
   }
   const temp = join(dirname(resolve(targetPath)), `.${basename(targetPath)}.${process.pid}.tmp`);
   requireDatabaseFile(sourcePath);
-  const source = openSqlite({ path: sourcePath, isReadOnly: true, shouldMigrate: false });
+  const source = await openSqlite({ path: sourcePath, isReadOnly: true, shouldMigrate: false });
   try {
     // An empty file of our making: SQLite writes into it and keeps its mode.
     closeSync(openSync(temp, 'wx', 0o600));

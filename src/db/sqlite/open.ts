@@ -2,10 +2,8 @@ import { closeSync, chmodSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { pinSqlite } from './pin.js';
-import { drizzle } from 'drizzle-orm/better-sqlite3';
-import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { TransportError } from '../../errors.js';
-import { migrationsFolder, refuseNewer, type AppliedMigrations } from '../migrations.js';
+import { isBehind, migrationsFolder, refuseNewer, type AppliedMigrations } from '../migrations.js';
 import { sqliteConnection, type SqliteConnection } from './connection.js';
 
 /** How to open a SQLite mirror. */
@@ -23,12 +21,12 @@ export interface SqliteOpenOptions {
  * synchronous=NORMAL (durable at checkpoints, safe against corruption), a busy timeout, and
  * foreign keys. Refuses a database written by a newer version instead of touching it.
  */
-export function openSqlite({
+export async function openSqlite({
   path,
   shouldMigrate = true,
   isReadOnly = false,
   busyTimeoutMs = 10_000,
-}: SqliteOpenOptions): SqliteConnection {
+}: SqliteOpenOptions): Promise<SqliteConnection> {
   if (!isReadOnly) createPrivateFile(path);
   let sqlite: Database.Database;
   try {
@@ -48,15 +46,27 @@ export function openSqlite({
       sqlite.pragma('synchronous = NORMAL');
     }
     sqlite.pragma('foreign_keys = ON');
-    refuseNewer(appliedMigrations(sqlite), 'sqlite', path);
-    if (shouldMigrate && !isReadOnly)
-      migrate(drizzle(sqlite), { migrationsFolder: migrationsFolder('sqlite') });
+    const applied = appliedMigrations(sqlite);
+    refuseNewer(applied, 'sqlite', path);
+    if (shouldMigrate && !isReadOnly && isBehind(applied, 'sqlite')) await migrate(sqlite);
     if (!isReadOnly) tightenModes(path);
     return sqliteConnection(sqlite, path);
   } catch (error) {
     sqlite.close();
     throw error;
   }
+}
+
+/**
+ * Applies the pending migrations. drizzle's migrator (and the hundred modules behind it) is loaded
+ * only when there is one to apply: an up-to-date mirror opens without it.
+ */
+async function migrate(sqlite: Database.Database): Promise<void> {
+  const [{ drizzle }, { migrate: applyMigrations }] = await Promise.all([
+    import('drizzle-orm/better-sqlite3'),
+    import('drizzle-orm/better-sqlite3/migrator'),
+  ]);
+  applyMigrations(drizzle(sqlite), { migrationsFolder: migrationsFolder('sqlite') });
 }
 
 /** How many migrations this database has applied, and the newest one's time. */
