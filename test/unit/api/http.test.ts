@@ -56,9 +56,11 @@ describe('retries of reads', () => {
   });
 
   it('retries a per-attempt timeout', async () => {
-    base().get(DETAIL).delay(300).reply(200, {}).get(DETAIL).reply(200, detailRecord('K3J9QX2A'));
+    // The second answer is immediate, yet must arrive within the attempt's limit on a busy
+    // machine too: the limit is generous and the first answer far beyond it.
+    base().get(DETAIL).delay(3000).reply(200, {}).get(DETAIL).reply(200, detailRecord('K3J9QX2A'));
     const events: CallEvent[] = [];
-    const { client } = makeClient({ timeouts: { attemptMs: 50 }, onCall: (e) => events.push(e) });
+    const { client } = makeClient({ timeouts: { attemptMs: 500 }, onCall: (e) => events.push(e) });
     await expect(client.getRequest('K3J9QX2A')).resolves.toMatchObject({ kind: 'ok' });
     expect(events.map((e) => e.errorCode)).toEqual([undefined, 'api.timeout', undefined]);
     expect(nock.isDone()).toBe(true);
