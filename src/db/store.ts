@@ -1,14 +1,20 @@
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { isoFromMs } from '../time.js';
-import { isWriteConflict, type Connection, type ReadOptions, type Sql } from './sql.js';
+import {
+  isWriteConflict,
+  withSavepoint,
+  type Connection,
+  type ReadOptions,
+  type Sql,
+} from './sql.js';
 import { createCheckpointStore } from './store/checkpoint-store.js';
 import { createDriftStore, type NewDrift } from './store/drift-store.js';
 import { createEventStore } from './store/event-store.js';
 import { createIntakeGapStore } from './store/intake-gap-store.js';
 import { createOutboxStore } from './store/outbox-store.js';
 import { createQuarantineStore } from './store/quarantine-store.js';
-import { createRequestStore, type AccountCache } from './store/request-store.js';
+import { createRequestStore, type WrittenCache } from './store/request-store.js';
 import { createRunStore } from './store/run-store.js';
 import { createSyncStateStore } from './store/sync-state-store.js';
 
@@ -26,8 +32,13 @@ export interface StoreTx {
   drift: ReturnType<typeof createDriftStore>;
   events: ReturnType<typeof createEventStore>;
   outbox: ReturnType<typeof createOutboxStore>;
-  /** The transaction's statements, for what the stores above do not cover (savepoints). */
+  /** The transaction's statements, for what the stores above do not cover. */
   sql: Sql;
+  /**
+   * Runs `work` in a savepoint: when it throws, what it wrote is rolled back (and forgotten by
+   * the store's caches) and the transaction goes on. One request's writes in a batch of many.
+   */
+  savepoint<T>(work: () => Promise<T>): Promise<T>;
   /** Now, in canonical form. */
   now(): string;
 }
@@ -39,7 +50,7 @@ export interface StoreTx {
  */
 export function createStore({ db, clock, log }: { db: Connection; clock: Clock; log?: Logger }) {
   const now = () => isoFromMs(clock.now());
-  const accounts: AccountCache = new Map();
+  const written: WrittenCache = new Map();
   // Each drift is logged once, when first recorded: the member and the request, never a value.
   const driftLog = log?.child({ area: 'schema' });
   const onNew = (d: NewDrift) =>
@@ -60,7 +71,7 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
     let tx = bound.get(sql);
     if (!tx) {
       tx = {
-        requests: createRequestStore(sql, accounts),
+        requests: createRequestStore(sql, written),
         runs: createRunStore(sql),
         state: createSyncStateStore(sql),
         quarantine: createQuarantineStore(sql),
@@ -70,6 +81,15 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
         events: createEventStore(sql),
         outbox: createOutboxStore(sql),
         sql,
+        async savepoint(work) {
+          try {
+            return await withSavepoint(sql, work);
+          } catch (error) {
+            // An account or facility written by the rolled-back work is not stored after all.
+            written.clear();
+            throw error;
+          }
+        },
         now,
       };
       bound.set(sql, tx);
@@ -90,8 +110,8 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
         try {
           return await db.transaction((sql) => work(bind(sql)));
         } catch (error) {
-          // An account written by the rolled-back work is not stored after all.
-          accounts.clear();
+          // An account or facility written by the rolled-back work is not stored after all.
+          written.clear();
           if (!isWriteConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
           await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
         }

@@ -1,5 +1,5 @@
 import type { Store, StoreTx } from './store.js';
-import { isWriteConflict, withSavepoint } from './sql.js';
+import { isWriteConflict } from './sql.js';
 
 /** Gathers writes from concurrent callers into one transaction. */
 export interface WriteBatcher {
@@ -41,7 +41,7 @@ export function createWriteBatcher(store: Store, { maxBatch = 100 } = {}): Write
           settled = [];
           for (const item of batch) {
             try {
-              const value = await withSavepoint(tx.sql, () => item.work(tx));
+              const value = await tx.savepoint(() => item.work(tx));
               settled.push(() => item.resolve(value));
             } catch (error) {
               // Two writers locking the same requests in another order (PostgreSQL): the

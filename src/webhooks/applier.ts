@@ -1,7 +1,7 @@
 import type { SchemaPolicy } from '../api/contract.js';
 import type { Clock } from '../clock.js';
 import type { Store } from '../db/store.js';
-import { isWriteConflict, withSavepoint } from '../db/sql.js';
+import { isWriteConflict } from '../db/sql.js';
 import type { PendingEvent } from '../db/store/event-store.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -103,7 +103,7 @@ export function createApplier(deps: {
         failed = [];
         for (const row of rows) {
           try {
-            const result = await withSavepoint(tx.sql, async () => {
+            const result = await tx.savepoint(async () => {
               const outcome: ApplyResult =
                 row.envelope === 'v2'
                   ? await applyV2Event(tx, row.event_id, row.payload_json, deps)

@@ -74,21 +74,36 @@ const KEPT_WHEN_UNKNOWN = [
 ] as const;
 
 /**
- * Accounts repeat across thousands of requests: what each was last written with, so that an
- * unchanged one is not written again. Shared by every transaction of one connection.
+ * Accounts and facilities repeat across thousands of requests: what each was last written with
+ * (keyed "account:<id>", "facility:<id>"), so that an unchanged one is not written again. Shared
+ * by every transaction of one connection; emptied when a transaction or savepoint rolls back.
  */
-export type AccountCache = Map<string, string>;
+export type WrittenCache = Map<string, string>;
 
 /** Reads and writes of the requests table and its child rows, on one transaction's `sql`. */
-export function createRequestStore(sql: Sql, accountsWritten: AccountCache) {
+export function createRequestStore(sql: Sql, written: WrittenCache) {
   const q = requestSql(sql.dialect);
+  // SQLite's write transaction shuts out every other writer, so a request absent when read is
+  // still absent, without child rows (they go with their request: ON DELETE CASCADE), and the
+  // deletes that replace them can be skipped. On PostgreSQL another transaction (the applier
+  // beside a poll) may store the request after the read: its child rows must still be replaced.
+  const hasWriterToItself = sql.dialect.engine === 'sqlite';
   const selectRow = (id: string) => sql.get<StoredRow>(q.selectRow, { id });
 
   async function writeAccount(account: AccountRow, at: string): Promise<void> {
-    const key = JSON.stringify(account);
-    if (accountsWritten.get(account.account_id) === key) return;
+    const key = `account:${account.account_id}`;
+    const value = JSON.stringify(account);
+    if (written.get(key) === value) return;
     await sql.run(q.upsertAccount, { ...account, updated_at: at });
-    accountsWritten.set(account.account_id, key);
+    written.set(key, value);
+  }
+
+  async function writeFacility(facility: FacilityRow, at: string): Promise<void> {
+    const key = `facility:${facility.facility_id}`;
+    const value = JSON.stringify(facility);
+    if (written.get(key) === value) return;
+    await sql.run(q.upsertFacility, { ...facility, updated_at: at });
+    written.set(key, value);
   }
 
   async function insertChange(change: {
@@ -138,14 +153,14 @@ export function createRequestStore(sql: Sql, accountsWritten: AccountCache) {
       raw_json: rawJson,
     });
     if (!stored || isContentChanged) {
-      await sql.run(q.deleteLocations, { id: incoming.request_id });
+      const mayHaveChildren = stored !== undefined || !hasWriterToItself;
+      if (mayHaveChildren) await sql.run(q.deleteLocations, { id: incoming.request_id });
       for (const location of normalized.locations) await sql.run(q.insertLocation, location);
-      await sql.run(q.deleteFields, { id: incoming.request_id });
+      if (mayHaveChildren) await sql.run(q.deleteFields, { id: incoming.request_id });
       for (const field of normalized.fields) await sql.run(q.insertField, field);
     }
     if (normalized.account) await writeAccount(normalized.account, observedAt);
-    if (normalized.facility)
-      await sql.run(q.upsertFacility, { ...normalized.facility, updated_at: observedAt });
+    if (normalized.facility) await writeFacility(normalized.facility, observedAt);
 
     if (isContentChanged && stored && changedColumns.length === 0) changedColumns.push('raw_json');
     if (wasUnavailable) changedColumns.push('unavailable_at');
@@ -229,7 +244,7 @@ export function createRequestStore(sql: Sql, accountsWritten: AccountCache) {
   ): Promise<void> {
     const changes = await sql.run(q.upsertAccountName, { ...account, updated_at: at });
     // The poll's cache would otherwise skip rewriting what it believes is already stored.
-    if (changes > 0) accountsWritten.delete(account.account_id);
+    if (changes > 0) written.delete(`account:${account.account_id}`);
   }
 
   /**

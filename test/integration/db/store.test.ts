@@ -301,6 +301,33 @@ describe('writing requests', () => {
     });
   });
 
+  it('stores the account and facility of a batch whose first request rolled back to its savepoint', async () => {
+    const observation = (id: string) => ({
+      normalized: normalizeDetail(detailRecord({ request_id: id }), listFields()),
+      rawJson: '{}',
+      source: 'poll' as const,
+      observedAt: '2026-11-21T09:00:00.000Z',
+    });
+    await store.transaction(async (tx) => {
+      // The first request writes the account and facility, then fails: its savepoint rolls back.
+      await expect(
+        tx.savepoint(async () => {
+          await tx.requests.write(observation('K3J9QX2A'));
+          throw new Error('bad record');
+        }),
+      ).rejects.toThrow('bad record');
+      // The next one shares them: they must be written again, not taken as already stored.
+      await tx.savepoint(() => tx.requests.write(observation('M7P2WQ4B')));
+    });
+    expect(await queryAll(db, 'SELECT request_id FROM requests')).toEqual([
+      { request_id: 'M7P2WQ4B' },
+    ]);
+    expect(await queryOne(db, 'SELECT account_name, facility_name FROM request_overview')).toEqual({
+      account_name: 'Mercy Health',
+      facility_name: 'Mercy Main',
+    });
+  });
+
   it('lets a reader holding a read transaction coexist with a write', async () => {
     await write();
     // Another connection, as another program would read (a WAL reader on SQLite).
