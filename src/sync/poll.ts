@@ -214,16 +214,16 @@ async function syncAwaiting(
 ): Promise<void> {
   // A record the mirror holds exactly as sent (text, awaiting, available, not quarantined) is
   // passed over before the client checks it: most of an idle cycle's pages.
-  const isKnown = (records: { id: string | null; text: string }[]) =>
-    deps.store.read(async (tx) => {
-      const same: boolean[] = [];
-      for (const { id, text } of records) {
-        same.push(
-          id !== null && !seen.has(id) && (await tx.requests.isSameRaw(id, text, 'awaiting')),
-        );
-      }
-      return same;
-    });
+  // One query per page, not one per record: on PostgreSQL each statement is a round trip.
+  const isKnown = async (records: { id: string | null; text: string }[]) => {
+    const asked = records.flatMap(({ id, text }, index) =>
+      id !== null && !seen.has(id) ? [{ id, text, index }] : [],
+    );
+    const same = await deps.store.read((tx) => tx.requests.sameRaw(asked, 'awaiting'));
+    const known = records.map(() => false);
+    asked.forEach(({ index }, i) => (known[index] = same[i]!));
+    return known;
+  };
   const pages = deps.client.listRequestDetails({
     from: window.fromMs,
     to: window.toMs,

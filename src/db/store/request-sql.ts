@@ -76,6 +76,13 @@ export function requestSql(dialect: Dialect) {
     isSameRaw: `SELECT 1 AS same FROM requests WHERE request_id = @request_id
       AND raw_json = @raw_json AND list_state = @list_state AND unavailable_at IS NULL
       AND NOT EXISTS (SELECT 1 FROM quarantine WHERE quarantine.request_id = @request_id)`,
+    // isSameRaw for a page of records in one round trip (PostgreSQL): the positions (from 1) of
+    // those it holds exactly.
+    sameRaw: `SELECT p.n AS position FROM unnest(@ids::text[], @texts::text[])
+        WITH ORDINALITY AS p(id, raw, n)
+      JOIN requests r ON r.request_id = p.id
+      WHERE r.raw_json = p.raw::jsonb AND r.list_state = @list_state AND r.unavailable_at IS NULL
+        AND NOT EXISTS (SELECT 1 FROM quarantine WHERE quarantine.request_id = r.request_id)`,
     summariesInWindow: `SELECT ${SUMMARY_COLUMNS} FROM requests
       WHERE event_dt_utc BETWEEN @from AND @to`,
     upsertRequest: `INSERT INTO requests (${list(REQUEST_COLUMNS)})

@@ -7,7 +7,7 @@ import {
   type RequestContent,
 } from '../schema/index.js';
 import { isSettled } from '../settled.js';
-import type { Sql } from '../sql.js';
+import { jsonHasNul, type Sql } from '../sql.js';
 import { changedRoles, diffColumns, pick, requestSql, type StoredRow } from './request-sql.js';
 
 /** How a write went: a new request, a change, nothing new, or older than what is stored. */
@@ -276,6 +276,15 @@ export function createRequestStore(sql: Sql, written: WrittenCache) {
     return true;
   }
 
+  async function isSameRaw(requestId: string, rawJson: string, listState: string) {
+    const row = await sql.get(q.isSameRaw, {
+      request_id: requestId,
+      raw_json: rawJson,
+      list_state: listState,
+    });
+    return row !== undefined;
+  }
+
   return {
     write,
     writePartial,
@@ -289,13 +298,35 @@ export function createRequestStore(sql: Sql, written: WrittenCache) {
      * True when the stored row holds exactly this record text and list state, is available and
      * has nothing in quarantine: normalizing and writing it again would change nothing.
      */
-    async isSameRaw(requestId: string, rawJson: string, listState: string): Promise<boolean> {
-      const row = await sql.get(q.isSameRaw, {
-        request_id: requestId,
-        raw_json: rawJson,
+    isSameRaw,
+    /**
+     * isSameRaw for a page of records: true where the mirror holds the record exactly. SQLite
+     * answers each in microseconds; on PostgreSQL, where each statement is a round trip, one
+     * statement answers them all.
+     */
+    async sameRaw(
+      records: readonly { id: string; text: string }[],
+      listState: string,
+    ): Promise<boolean[]> {
+      const same = records.map(() => false);
+      if (sql.dialect.engine === 'sqlite') {
+        for (const [index, { id, text }] of records.entries())
+          same[index] = await isSameRaw(id, text, listState);
+        return same;
+      }
+      // PostgreSQL cannot hold a NUL: such a record is never stored as sent, and its text
+      // would fail the cast to jsonb for the whole page.
+      const asked = records
+        .map((record, index) => ({ ...record, index }))
+        .filter((record) => !jsonHasNul(record.text));
+      if (asked.length === 0) return same;
+      const rows = await sql.all<{ position: number | string }>(q.sameRaw, {
+        ids: asked.map((r) => r.id),
+        texts: asked.map((r) => r.text),
         list_state: listState,
       });
-      return row !== undefined;
+      for (const row of rows) same[asked[Number(row.position) - 1]!.index] = true;
+      return same;
     },
   };
 }

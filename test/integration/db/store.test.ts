@@ -328,6 +328,47 @@ describe('writing requests', () => {
     });
   });
 
+  it('tells in one statement which records of a page it holds exactly, position by position', async () => {
+    const record = detailRecord();
+    const text = JSON.stringify(record);
+    await store.transaction((tx) =>
+      tx.requests.write({
+        normalized: normalizeDetail(record, listFields({ state: 'awaiting' })),
+        rawJson: text,
+        source: 'poll',
+        observedAt: '2026-11-21T09:00:00.000Z',
+      }),
+    );
+    const other = JSON.stringify(detailRecord({ notes: 'Ring twice' }));
+    const ask = (records: { id: string; text: string }[], state = 'awaiting') =>
+      store.read((tx) => tx.requests.sameRaw(records, state));
+    // The same id twice in a page, once as stored and once changed: only the first is held.
+    expect(
+      await ask([
+        { id: 'K3J9QX2A', text: other },
+        { id: 'K3J9QX2A', text },
+        { id: 'M7P2WQ4B', text },
+      ]),
+    ).toEqual([false, true, false]);
+    expect(await ask([{ id: 'K3J9QX2A', text }], 'accepted')).toEqual([false]);
+    expect(await ask([])).toEqual([]);
+    // A record with a NUL (which PostgreSQL cannot hold) is simply not held; the rest still are.
+    expect(
+      await ask([
+        { id: 'K3J9QX2A', text: JSON.stringify(detailRecord({ notes: 'a\u0000b' })) },
+        { id: 'K3J9QX2A', text },
+      ]),
+    ).toEqual([false, true]);
+    await store.transaction((tx) =>
+      tx.quarantine.add(
+        { requestId: 'K3J9QX2A', reason: 'test', raw: record },
+        'poll',
+        '2026-11-21T09:01:00.000Z',
+      ),
+    );
+    expect(await ask([{ id: 'K3J9QX2A', text }])).toEqual([false]);
+  });
+
   it('lets a reader holding a read transaction coexist with a write', async () => {
     await write();
     // Another connection, as another program would read (a WAL reader on SQLite).
