@@ -11,6 +11,7 @@
  *   --runs N           runs per figure (default 5)
  *   --memory           also the backfill under V8 memory flags (what its RSS is made of)
  *   --no-write         print only
+ *   --json FILE        also write this run's results to FILE (any run, --quick too)
  *   --render           the table and plots of bench/results.json again, without measuring
  */
 import { readFileSync } from 'node:fs';
@@ -33,6 +34,7 @@ import {
   markdownTable,
   notMeasured,
   replaceSection,
+  summaryTable,
   writeJson,
   type Figure,
   type Results,
@@ -60,6 +62,7 @@ async function main(): Promise<void> {
       engines: { type: 'string' },
       runs: { type: 'string' },
       'no-write': { type: 'boolean', default: false },
+      json: { type: 'string' },
       render: { type: 'boolean', default: false },
     },
   });
@@ -92,6 +95,9 @@ async function main(): Promise<void> {
   // Ctrl-C: throw the PostgreSQL databases of this run away before going.
   const onSignal = () => {
     progress('interrupted: dropping the databases of this run');
+    // Dropping them cuts the connections still at work: their errors no longer matter.
+    process.on('uncaughtException', () => undefined);
+    process.on('unhandledRejection', () => undefined);
     void engines.close().finally(() => process.exit(130));
   };
   process.once('SIGINT', onSignal);
@@ -127,13 +133,14 @@ async function main(): Promise<void> {
       }
       figures.push(...measured);
       // Every planned figure appears: measured, or not measured with the reason.
-      const has = new Set(measured.map((f) => `${f.id}@${f.engine}`));
+      const key = (f: { id: string; engine: EngineName | null; size?: number }) =>
+        `${f.id}@${f.engine}@${f.size ?? ''}`;
+      const has = new Set(measured.map(key));
       for (const spec of planned) {
-        if (has.has(`${spec.id}@${spec.engine}`)) continue;
+        if (has.has(key(spec))) continue;
         const unavailable = spec.engine ? engines.unavailable[spec.engine] : undefined;
         const failure =
-          failures.get(`${benchCase.name}@${spec.engine}`) ??
-          failures.get(`${benchCase.name}@*`);
+          failures.get(`${benchCase.name}@${spec.engine}`) ?? failures.get(`${benchCase.name}@*`);
         figures.push(
           unavailable
             ? notMeasured(spec, unavailable)
@@ -172,6 +179,7 @@ async function main(): Promise<void> {
       .join(' '),
   );
   if (broken.length > 0) process.exitCode = 1;
+  if (values.json) writeJson(values.json, results);
   // Only a full run stands for the project's figures; --quick and --only runs print and go.
   if (values['no-write'] || values.quick || values.only) return;
   const root = repoRoot();
@@ -187,9 +195,7 @@ function order(figures: Figure[]): Figure[] {
     .map((f, index) => ({ f, index }))
     .sort(
       (a, b) =>
-        (a.f.row ?? 99) - (b.f.row ?? 99) ||
-        engineRank(a.f) - engineRank(b.f) ||
-        a.index - b.index,
+        (a.f.row ?? 99) - (b.f.row ?? 99) || engineRank(a.f) - engineRank(b.f) || a.index - b.index,
     )
     .map(({ f }) => f);
 }
@@ -207,6 +213,10 @@ async function publish(results: Results): Promise<void> {
   const doc = join(root, 'docs', 'performance.md');
   if (!(await replaceSection(doc, `${heading}\n\n${table}`)))
     throw new Error(`no results markers in ${doc}`);
+  const readme = join(root, 'README.md');
+  const summary = `${heading}\n\n${summaryTable(order(results.figures))}`;
+  if (!(await replaceSection(readme, summary, 'summary')))
+    throw new Error(`no summary markers in ${readme}`);
   drawPlots(results, join(root, 'bench', 'plots'));
 }
 

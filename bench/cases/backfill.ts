@@ -1,34 +1,89 @@
 /**
- * Case 5: `transport-sync backfill` as users run it, in its own process, against the CLI
- * simulator in another: requests per second against the bare rate of fetching and parsing the
- * same pages, and the backfill's peak RSS alone (getrusage of the child).
+ * Rows 5 and 8 of issue 16: `transport-sync backfill` as users run it, in a process of its own,
+ * against the CLI simulator in another, into a new database of each engine.
+ *
+ * 5. Requests stored per second (from the run's sync_runs row: the backfill itself, without the
+ *    process start) beside the bare rate: the same calls, taken from the simulator's call log,
+ *    fetched one after another and JSON-parsed, nothing else (lib/bare.ts). Alternating.
+ * 8. The backfill's peak RSS, default flags (VmHWM of the child, reported by a preloaded
+ *    module: child/rss-report.ts), at both sizes, and its growth from the small to the large.
+ *    Once more at the large size inside a memory cgroup of 1 GiB, the `MemoryMax=` of the
+ *    systemd units, where V8 sizes its heap from that limit, as it does where the daemon runs.
+ *
+ * The simulator runs with paging churn off (throughput: nothing moves while the backfill pages,
+ * so every run and its bare replay make the same calls and find the same requests); drift and
+ * second-precision last_updated stay on. The simulator's CPU share is noted beside each rate.
  */
+import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import type { ChildReport } from '../child/rss-report.js';
+import { openDatabase } from '../../src/db/open.js';
 import { createBareClient, replayUrls } from '../lib/bare.js';
-import type { BenchContext } from '../lib/context.js';
+import { createMemoryCgroup } from '../lib/cgroup.js';
+import type { BenchCase, BenchContext } from '../lib/context.js';
+import type { BenchDb, EngineHarness, EngineName } from '../lib/engines.js';
 import { runCliChild, startSimProcess, type SimProcess } from '../lib/processes.js';
-import { figure, type Figure } from '../lib/report.js';
+import { engineLabel, figure, notMeasured, specs, type Figure } from '../lib/report.js';
 import type { SimCall } from '../lib/sim-protocol.js';
-import { median, round, timed } from '../lib/stats.js';
+import { interleave, median, ratios } from '../lib/stats.js';
 
-const BACKFILL = '5 backfill';
+const CASE = 'backfill';
 const DAY_MS = 86_400_000;
 const PAGE_SIZE = 50;
+/** Issue 16: at most 160 MB, flat from 10,000 to 100,000 (read here: at most 10 % more). */
+const RSS_GOAL_MB = 160;
+const RSS_GROWTH_GOAL = 1.1;
+/** The units' `MemoryMax=1G`. */
+const UNIT_MEMORY_MAX = 2 ** 30;
 
-/** One backfill run and the bare replay of its calls. */
-interface BackfillRun {
-  stored: number;
-  runMs: number;
-  childWallMs: number;
-  bareMs: number;
-  calls: number;
-  simCpuMs: number;
-  simCpuBareMs: number;
-  report: ChildReport;
+const sizesOf = (ctx: BenchContext) =>
+  ctx.isQuick ? { small: 500, large: 1_500 } : { small: 10_000, large: 100_000 };
+
+function planFor(engine: EngineName, sizes: { small: number; large: number }) {
+  const spec = specs(CASE, engine);
+  const n = (size: number) => `${size.toLocaleString('en-US')} requests`;
+  const rate = (size: number) =>
+    spec(
+      'backfill.rate',
+      5,
+      `backfill rate / bare fetch+parse of the same calls, ${n(size)}`,
+      'req/s',
+      {
+        target: { op: '>=', value: 0.8 },
+        reference: { name: 'bare', unit: 'req/s' },
+        size,
+      },
+    );
+  const rss = (size: number) =>
+    spec('backfill.rss', 8, `backfill peak RSS, default flags, ${n(size)}`, 'MB', {
+      target: { op: '<=', value: RSS_GOAL_MB },
+      size,
+    });
+  return [
+    rate(sizes.small),
+    rate(sizes.large),
+    rss(sizes.small),
+    rss(sizes.large),
+    spec(
+      'backfill.rss.cgroup',
+      8,
+      `backfill peak RSS in a 1 GiB memory cgroup (the units' MemoryMax), ${n(sizes.large)}`,
+      'MB',
+      { target: { op: '<=', value: RSS_GOAL_MB }, size: sizes.large },
+    ),
+    spec(
+      'backfill.rss.growth',
+      8,
+      `backfill peak RSS, ${n(sizes.large)} / ${n(sizes.small)}`,
+      'MB',
+      {
+        target: { op: '<=', value: RSS_GROWTH_GOAL },
+        reference: { name: n(sizes.small), unit: 'MB' },
+      },
+    ),
+  ];
 }
 
 /** The simulator spreads pickups 30 days back and 14 ahead of now: cover all of it. */
@@ -43,13 +98,62 @@ function backfillArgs(): string[] {
   ];
 }
 
-async function runOnce(
-  sim: SimProcess,
-  ctx: BenchContext,
-  nodeArgs: string[] = [],
-): Promise<BackfillRun> {
+/** One backfill run. */
+interface BackfillRun {
+  stored: number;
+  runMs: number;
+  childWallMs: number;
+  simCpuMs: number;
+  report: ChildReport;
+}
+
+/** A new database of the engine, as a user starts: a file path not yet created, or a database. */
+async function newDatabase(engine: EngineHarness): Promise<BenchDb> {
+  if (engine.name === 'postgres') return engine.create();
   const dir = mkdtempSync(join(tmpdir(), 'transport-sync-bench-backfill-'));
-  const dbPath = join(dir, 'mirror.db');
+  return {
+    engine: 'sqlite',
+    location: join(dir, 'mirror.db'),
+    open: () => Promise.reject(new Error('not opened by the bench')),
+    close: async () => undefined,
+    remove: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+async function lastBackfill(location: string) {
+  if (!location.startsWith('postgres')) {
+    const db = new Database(location, { readonly: true });
+    try {
+      return db
+        .prepare(
+          `SELECT started_at, finished_at, requests_new, status FROM sync_runs
+           WHERE kind = 'backfill' ORDER BY run_id DESC LIMIT 1`,
+        )
+        .get() as { started_at: string; finished_at: string; requests_new: number; status: string };
+    } finally {
+      db.close();
+    }
+  }
+  const db = await openDatabase({ location, shouldMigrate: false });
+  try {
+    return (await db.read((sql) =>
+      sql.get<{ started_at: string; finished_at: string; requests_new: number; status: string }>(
+        `SELECT started_at, finished_at, requests_new, status FROM sync_runs
+         WHERE kind = 'backfill' ORDER BY run_id DESC LIMIT 1`,
+      ),
+    ))!;
+  } finally {
+    await db.close();
+  }
+}
+
+async function backfillOnce(
+  sim: SimProcess,
+  engine: EngineHarness,
+  nodeArgs: string[] = [],
+  cgroupProcsFile?: string,
+): Promise<{ run: BackfillRun; urls: string[] }> {
+  const database = await newDatabase(engine);
   try {
     await sim.control('POST', '/reset-calls/');
     const cpuBefore = sim.cpuMs();
@@ -61,45 +165,28 @@ async function runOnce(
         TRANSPORT_BASE_URL: sim.url,
         TRANSPORT_CLIENT_ID: 'demo-client',
         TRANSPORT_CLIENT_SECRET: 'demo-secret',
-        TRANSPORT_RATE_LIMIT_PER_SEC: '0',
-        TRANSPORT_DB: dbPath,
-        LOG_LEVEL: 'warn',
+        TRANSPORT_DB: database.location,
       },
       nodeArgs,
+      cgroupProcsFile,
     );
     const simCpuMs = sim.cpuMs() - cpuBefore;
     if (child.code !== 0) throw new Error(`backfill exited ${child.code}: ${child.stderr}`);
-    const db = new Database(dbPath, { readonly: true });
-    const run = db
-      .prepare(
-        `SELECT started_at, finished_at, requests_new FROM sync_runs
-         WHERE kind = 'backfill' ORDER BY run_id DESC LIMIT 1`,
-      )
-      .get() as { started_at: string; finished_at: string; requests_new: number };
-    db.close();
-    const runMs = Date.parse(run.finished_at) - Date.parse(run.started_at);
-    const calls = (await sim.control('GET', '/calls/')) as SimCall[];
-    const urls = replayUrls(sim.url, calls);
-    const bare = createBareClient(await token(sim.url));
-    const cpuBareBefore = sim.cpuMs();
-    const bareRun = await timed(() => bare.replay(urls));
-    const simCpuBareMs = sim.cpuMs() - cpuBareBefore;
-    await bare.close();
-    ctx.progress(
-      `  backfill: ${run.requests_new} in ${runMs} ms, bare ${Math.round(bareRun.ms)} ms, peak RSS ${child.report.maxRssMb} MB ${nodeArgs.join(' ')}`,
-    );
+    const row = await lastBackfill(database.location);
+    if (row.status !== 'ok') throw new Error(`backfill run ended ${row.status}`);
+    const urls = replayUrls(sim.url, (await sim.control('GET', '/calls/')) as SimCall[]);
     return {
-      stored: run.requests_new,
-      runMs,
-      childWallMs: Math.round(child.wallMs),
-      bareMs: Math.round(bareRun.ms),
-      calls: urls.length,
-      simCpuMs,
-      simCpuBareMs,
-      report: child.report,
+      run: {
+        stored: Number(row.requests_new),
+        runMs: Date.parse(row.finished_at) - Date.parse(row.started_at),
+        childWallMs: Math.round(child.wallMs),
+        simCpuMs,
+        report: child.report,
+      },
+      urls,
     };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    await database.remove();
   }
 }
 
@@ -113,139 +200,211 @@ async function token(url: string): Promise<string> {
   return body.access_token;
 }
 
-/** Runs the backfill `runs` times against a simulator of `requests` requests. */
-async function measure(
+/** V8 flags tried on the large backfill (--memory): what its RSS is made of. */
+const MEMORY_VARIANTS = [
+  ['--max-semi-space-size=4'],
+  ['--max-semi-space-size=4', '--max-old-space-size=128'],
+  ['--max-semi-space-size=1', '--max-old-space-size=64'],
+];
+
+/** What one engine's backfills at one size measured. */
+interface Measured {
+  results: BackfillRun[];
+  bareRuns: { ms: number; simCpuMs: number }[];
+  calls: number;
+  variants: { flags: string; run: BackfillRun }[];
+  /** The run inside the units' memory cgroup, or why there was none. */
+  inCgroup?: { run: BackfillRun; version: string } | { reason: string };
+}
+
+/** Backfill and bare replay, alternating, `runs` times, against `sim`. */
+async function measureSize(
+  ctx: BenchContext,
+  sim: SimProcess,
+  engine: EngineHarness,
+  requests: number,
+  runs: number,
+  withVariants: boolean,
+  withCgroup: boolean,
+): Promise<Measured> {
+  ctx.progress(`backfill ${engine.name}: ${requests} requests, ${runs} run(s)`);
+  const bare = createBareClient(await token(sim.url));
+  const results: BackfillRun[] = [];
+  const bareRuns: { ms: number; simCpuMs: number }[] = [];
+  let urls: string[] = [];
+  try {
+    // The bare replay needs the calls of a backfill: the first one goes first.
+    const first = await backfillOnce(sim, engine);
+    urls = first.urls;
+    let pending: BackfillRun | undefined = first.run;
+    await interleave(runs, [
+      async () => {
+        if (pending) {
+          results.push(pending);
+          pending = undefined;
+          return;
+        }
+        const next = await backfillOnce(sim, engine);
+        results.push(next.run);
+      },
+      async () => {
+        const cpuBefore = sim.cpuMs();
+        const start = performance.now();
+        await bare.replay(urls);
+        bareRuns.push({ ms: performance.now() - start, simCpuMs: sim.cpuMs() - cpuBefore });
+      },
+    ]);
+  } finally {
+    await bare.close();
+  }
+  const variants: { flags: string; run: BackfillRun }[] = [];
+  if (withVariants) {
+    for (const flags of MEMORY_VARIANTS)
+      variants.push({ flags: flags.join(' '), run: (await backfillOnce(sim, engine, flags)).run });
+  }
+  let inCgroup: Measured['inCgroup'];
+  if (withCgroup) {
+    const cgroup = createMemoryCgroup(UNIT_MEMORY_MAX);
+    if ('reason' in cgroup) inCgroup = cgroup;
+    else {
+      try {
+        const { run } = await backfillOnce(sim, engine, [], cgroup.procsFile);
+        inCgroup = { run, version: cgroup.version };
+        ctx.progress(
+          `  ${engine.name} ${requests} in a 1 GiB cgroup: peak RSS ${run.report.maxRssMb} MB`,
+        );
+      } finally {
+        cgroup.remove();
+      }
+    }
+  }
+  for (const [i, run] of results.entries()) {
+    ctx.progress(
+      `  ${engine.name} ${requests}: ${run.stored} stored in ${run.runMs} ms, bare ${Math.round(bareRuns[i]!.ms)} ms, peak RSS ${run.report.maxRssMb} MB`,
+    );
+  }
+  return { results, bareRuns, calls: urls.length, variants, inCgroup };
+}
+
+/** One simulator process of `requests`, every engine's backfills against it. */
+async function measureAll(
   ctx: BenchContext,
   requests: number,
   runs: number,
-  variants: { label: string; nodeArgs: string[] }[] = [],
-) {
-  ctx.progress(`backfill: ${requests} requests, ${runs} run(s)`);
+  withVariants: boolean,
+  withCgroup: boolean,
+): Promise<Map<EngineName, Measured>> {
   const sim = await startSimProcess([
     '--requests',
     String(requests),
     '--page-size',
     String(PAGE_SIZE),
+    '--paging-churn',
+    '0',
   ]);
+  const out = new Map<EngineName, Measured>();
   try {
-    const results: BackfillRun[] = [];
-    for (let run = 0; run < runs; run += 1) results.push(await runOnce(sim, ctx));
-    const experiments: Record<string, BackfillRun> = {};
-    for (const variant of variants)
-      experiments[variant.label] = await runOnce(sim, ctx, variant.nodeArgs);
-    return { results, experiments };
+    for (const engine of ctx.engines.available) {
+      try {
+        out.set(
+          engine.name,
+          await measureSize(ctx, sim, engine, requests, runs, withVariants, withCgroup),
+        );
+      } catch (error) {
+        ctx.failed(CASE, engine.name, error);
+      }
+    }
   } finally {
     await sim.stop();
   }
+  return out;
 }
 
-function summarize(results: BackfillRun[]) {
-  const rates = results.map((r) => (r.stored * 1000) / r.runMs);
-  const bareRates = results.map((r) => (r.stored * 1000) / r.bareMs);
-  const ratios = results.map((r) => r.bareMs / r.runMs);
-  const rss = results.map((r) => r.report.maxRssMb);
-  return { rates, bareRates, ratios, rss, stored: median(results.map((r) => r.stored)) };
-}
-
-/**
- * V8 flags tried on the large backfill (--memory) to see what its RSS is made of: a smaller young
- * generation, a capped old space, and both capped hard (the live heap: what is really retained).
- */
-const MEMORY_VARIANTS = [
-  { label: 'max-semi-space-size=4', nodeArgs: ['--max-semi-space-size=4'] },
-  {
-    label: 'max-semi-space-size=4 --max-old-space-size=128',
-    nodeArgs: ['--max-semi-space-size=4', '--max-old-space-size=128'],
-  },
-  {
-    label: 'max-semi-space-size=1 --max-old-space-size=64',
-    nodeArgs: ['--max-semi-space-size=1', '--max-old-space-size=64'],
-  },
-];
-
-/** Case 5 at 10,000 and 100,000 requests. */
-export async function backfillCase(ctx: BenchContext): Promise<Figure[]> {
-  const small = ctx.isQuick ? 2_000 : 10_000;
-  const large = ctx.isQuick ? 20_000 : 100_000;
-  const smallRuns = await measure(ctx, small, Math.min(ctx.runs, 3));
-  const largeRuns = await measure(ctx, large, 1, ctx.isMemoryProfile ? MEMORY_VARIANTS : []);
-  const s = summarize(smallRuns.results);
-  const l = summarize(largeRuns.results);
-  ctx.detail('backfill', { small: smallRuns, large: largeRuns });
-  const label = (n: number) => `${n.toLocaleString('en-US')} requests`;
+function figuresOf(
+  ctx: BenchContext,
+  engine: EngineName,
+  small: Measured,
+  large: Measured,
+): Figure[] {
+  const sizes = sizesOf(ctx);
+  const [rateSmall, rateLarge, rssSmall, rssLarge, rssCgroup, growth] = planFor(engine, sizes);
+  ctx.detail(`backfill.${engine}`, { small, large });
   const figures: Figure[] = [];
-  for (const [n, sum, all] of [
-    [small, s, smallRuns.results],
-    [large, l, largeRuns.results],
+  const rssOf = (m: Measured) => m.results.map((r) => r.report.maxRssMb);
+  for (const [measured, rateSpec, rssSpec] of [
+    [small, rateSmall!, rssSmall!],
+    [large, rateLarge!, rssLarge!],
   ] as const) {
-    const simCpuShare = median(all.map((r) => r.simCpuMs / r.runMs));
+    const rates = measured.results.map((r) => (r.stored * 1000) / r.runMs);
+    const bareRates = measured.results.map((r, i) => (r.stored * 1000) / measured.bareRuns[i]!.ms);
+    const ratioRuns = ratios(
+      measured.bareRuns.map((b) => b.ms),
+      measured.results.map((r) => r.runMs),
+    );
+    const simShare = median(measured.results.map((r) => r.simCpuMs / r.runMs));
+    const peak = measured.results[0]!.report.peak;
     figures.push(
-      figure(
-        BACKFILL,
-        `${label(n)} (${sum.stored.toLocaleString('en-US')} stored): rate`,
-        median(sum.rates),
-        'req/s',
-        {
-          runs: sum.rates,
-        },
-      ),
-      figure(
-        BACKFILL,
-        `${label(n)}: bare fetch + parse rate of the same calls`,
-        median(sum.bareRates),
-        'req/s',
-        {
-          runs: sum.bareRates,
-        },
-      ),
-      figure(BACKFILL, `${label(n)}: rate / bare rate`, round(median(sum.ratios)), 'ratio', {
-        target: { op: '>=', value: 0.8 },
-        runs: sum.ratios,
+      figure(rateSpec, median(rates), {
+        runs: rates,
+        reference: { value: median(bareRates), runs: bareRates },
+        ratio: median(ratioRuns),
+        ratioRuns,
+        note: `${median(measured.results.map((r) => r.stored)).toLocaleString('en-US')} stored, ${measured.calls.toLocaleString('en-US')} calls; simulator busy ${Math.round(simShare * 100)} % of the backfill`,
       }),
-      figure(
-        BACKFILL,
-        `${label(n)}: simulator CPU / backfill wall time`,
-        round(simCpuShare),
-        'ratio',
-        {
-          note: 'share of the run the simulator process was busy',
-        },
-      ),
-      figure(BACKFILL, `${label(n)}: peak RSS of the backfill process`, median(sum.rss), 'MB', {
-        ...(n === large && { target: { op: '<=' as const, value: 200 } }),
-        runs: sum.rss,
+      figure(rssSpec, median(rssOf(measured)), {
+        runs: rssOf(measured),
+        note: `V8 heap at its peak ${peak.heapTotalMb} MB (used ${peak.heapUsedMb} MB)`,
       }),
     );
   }
+  const smallRss = median(rssOf(small));
+  const largeRss = median(rssOf(large));
   figures.push(
-    figure(
-      BACKFILL,
-      `peak RSS ${label(large)} / ${label(small)}`,
-      round(median(l.rss) / median(s.rss)),
-      'ratio',
-      {
-        target: { op: '<=', value: 1.3 },
-      },
-    ),
+    figure(growth!, largeRss, {
+      reference: { value: smallRss },
+      ratio: largeRss / smallRss,
+    }),
   );
-  const base = largeRuns.results[0]!;
-  figures.push(
-    figure(
-      BACKFILL,
-      `${label(large)}: V8 heap at its peak (total / used)`,
-      base.report.peak.heapTotalMb,
-      'MB',
-      {
-        note: `used ${base.report.peak.heapUsedMb} MB; RSS outside the heap ${round(base.report.maxRssMb - base.report.peak.heapTotalMb, 0)} MB`,
-      },
-    ),
-  );
-  for (const [name, run] of Object.entries(largeRuns.experiments)) {
+  const largeRate = median(large.results.map((r) => (r.stored * 1000) / r.runMs));
+  const cgroupRun = large.inCgroup;
+  if (cgroupRun && 'run' in cgroupRun) {
+    const { run } = cgroupRun;
     figures.push(
-      figure(BACKFILL, `${label(large)} with --${name}: peak RSS`, run.report.maxRssMb, 'MB', {
-        note: `heap ${run.report.peak.heapTotalMb} MB; rate ${Math.round((run.stored * 1000) / run.runMs)} req/s vs ${Math.round((base.stored * 1000) / base.runMs)}`,
+      figure(rssCgroup!, run.report.maxRssMb, {
+        note: `cgroup ${cgroupRun.version}; heap at its peak ${run.report.peak.heapTotalMb} MB; rate ${Math.round((run.stored * 1000) / run.runMs)} req/s against ${Math.round(largeRate)} without the limit`,
       }),
+    );
+  } else if (cgroupRun) figures.push(notMeasured(rssCgroup!, cgroupRun.reason));
+  for (const { flags, run } of large.variants) {
+    figures.push(
+      figure(
+        specs(CASE, engine)(
+          `backfill.rss.flags.${flags}`,
+          null,
+          `${engineLabel(engine)} backfill of ${sizes.large.toLocaleString('en-US')} with ${flags}: peak RSS`,
+          'MB',
+        ),
+        run.report.maxRssMb,
+        {
+          note: `heap ${run.report.peak.heapTotalMb} MB; rate ${Math.round((run.stored * 1000) / run.runMs)} req/s against ${Math.round(largeRate)} with default flags`,
+        },
+      ),
     );
   }
   return figures;
 }
+
+export const backfillCase: BenchCase = {
+  name: CASE,
+  plan: (ctx) => ctx.engineNames.flatMap((engine) => planFor(engine, sizesOf(ctx))),
+  async run(ctx) {
+    const sizes = sizesOf(ctx);
+    const small = await measureAll(ctx, sizes.small, Math.min(ctx.runs, 3), false, false);
+    const large = await measureAll(ctx, sizes.large, 1, ctx.isMemoryProfile, true);
+    return ctx.engines.available.flatMap((engine) => {
+      const s = small.get(engine.name);
+      const l = large.get(engine.name);
+      return s && l ? figuresOf(ctx, engine.name, s, l) : [];
+    });
+  },
+};

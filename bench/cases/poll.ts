@@ -1,36 +1,56 @@
 /**
- * Cases 1 to 3 of issue 8, against the simulator in a worker thread over loopback, with a real
- * SQLite file: the idle cycle and its bare cost, changed cycles, and the latency-bound fetch.
+ * Rows 6 and 7 of issue 16: idle poll cycles against the simulator in a worker thread over
+ * loopback, with the real client and the engine's database.
+ *
+ * 6. 1,000 requests: the idle cycle's wall time beside the bare fetch + parse of the same calls
+ *    (lib/bare.ts), and its calls: one list call per partial-list state and chunk plus the
+ *    awaiting pages, and no detail call (issue 12: settling leaves an idle cycle idle).
+ * 7. 5,000 requests: our idle cycle beside the reference client's (lib/reference-client.ts) on
+ *    the same simulator and the same requests, both already in sync; the bare cost as well.
+ *
+ * The mirror is seeded from the simulator's records through the backfill path without HTTP; the
+ * first cycle over HTTP must then be idle, or the case fails. Arms alternate (ABC, CBA, ...).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { planChunks } from '../../src/sync/window.js';
 import { createBareClient, replayUrls, type BareClient } from '../lib/bare.js';
-import type { BenchContext } from '../lib/context.js';
+import { forEachEngine, type BenchCase, type BenchContext } from '../lib/context.js';
+import type { EngineHarness, EngineName } from '../lib/engines.js';
 import { createMemoryClient, parseSnapshot } from '../lib/memory-client.js';
 import { benchWindow, NOW_MS, openMirror, POLL_SETTINGS, type BenchMirror } from '../lib/mirror.js';
-import { figure, type Figure } from '../lib/report.js';
+import { createReferenceClient } from '../lib/reference-client.js';
+import { figure, specs, type Figure } from '../lib/report.js';
 import { startSimWorker, type SimWorker } from '../lib/sim-host.js';
-import { median, round, sideBySide, timed } from '../lib/stats.js';
+import { interleave, median, ratios, timed } from '../lib/stats.js';
 
+const CASE = 'poll';
 const PAGE_SIZE = 50;
 const PARTIAL_STATES = ['accepted', 'completed', 'canceled'] as const;
-const IDLE = '1 idle cycle';
-const CHANGED = '2 changed cycle';
-const LATENCY = '3 latency-bound fetch';
+
+const sizesOf = (ctx: BenchContext) =>
+  ctx.isQuick ? { idle: 1_000, reference: 1_000 } : { idle: 1_000, reference: 5_000 };
 
 /** A simulator with `requests` requests (all inside the poll window) and a seeded mirror. */
-interface PollFixture {
+export interface PollFixture {
   requests: number;
   sim: SimWorker;
   mirror: BenchMirror;
   bare: BareClient;
   /** Calls an idle cycle should make: one per partial-list state and chunk, plus the pages. */
   expectedListCalls: number;
+  awaitingPages: number;
   /** URLs of the idle cycle's calls, for the bare replay. */
   idleUrls: string[];
   close(): Promise<void>;
 }
 
-async function startFixture(ctx: BenchContext, requests: number): Promise<PollFixture> {
+export async function startFixture(
+  ctx: BenchContext,
+  engine: EngineHarness,
+  requests: number,
+): Promise<PollFixture> {
   const { fromMs, toMs } = benchWindow();
   // Pickup times spread over 2 days back and 10 ahead: every request lies in the 3 + 14 day window.
   const sim = await startSimWorker({
@@ -41,230 +61,243 @@ async function startFixture(ctx: BenchContext, requests: number): Promise<PollFi
     pageSize: PAGE_SIZE,
     nowMs: NOW_MS,
   });
-  const mirror = await openMirror(sim.url);
-  const entries = parseSnapshot(await sim.snapshot(fromMs, toMs));
-  const seeded = await timed(() => mirror.seed(createMemoryClient(entries, PAGE_SIZE)));
-  ctx.progress(
-    `  ${requests} requests: seeded ${seeded.value.counts.requestsNew} in ${Math.round(seeded.ms)} ms`,
-  );
-  // The first cycle over HTTP takes the token and must find nothing to do.
-  await sim.resetCalls();
-  const warm = await mirror.cycle();
-  const { counts } = warm;
-  if (counts.detailCalls !== 0 || counts.requestsNew + counts.requestsChanged !== 0) {
-    throw new Error(`the warm-up cycle after seeding was not idle: ${JSON.stringify(counts)}`);
+  let mirror: BenchMirror | undefined;
+  try {
+    mirror = await openMirror(sim.url, await engine.create());
+    const entries = parseSnapshot(await sim.snapshot(fromMs, toMs));
+    const seeded = await timed(() => mirror!.seed(createMemoryClient(entries, PAGE_SIZE)));
+    ctx.progress(
+      `  ${engine.name}, ${requests} requests: seeded ${seeded.value.counts.requestsNew} in ${Math.round(seeded.ms)} ms`,
+    );
+    // The first cycle over HTTP takes the token and must find nothing to do.
+    await sim.resetCalls();
+    const { counts } = await mirror.cycle();
+    if (counts.detailCalls !== 0 || counts.requestsNew + counts.requestsChanged !== 0) {
+      throw new Error(`the first cycle after seeding was not idle: ${JSON.stringify(counts)}`);
+    }
+    const idleUrls = replayUrls(sim.url, await sim.calls());
+    const census = await sim.census(fromMs, toMs);
+    const stored = await mirror.store.read((tx) =>
+      tx.requests.summariesInWindow(new Date(fromMs).toISOString(), new Date(toMs).toISOString()),
+    );
+    const awaitingPages = Math.max(1, Math.ceil((census.awaiting ?? 0) / PAGE_SIZE));
+    let expectedListCalls = awaitingPages;
+    for (const state of PARTIAL_STATES) {
+      const times = stored
+        .filter((row) => row.list_state === state && row.event_dt_utc)
+        .map((row) => Date.parse(row.event_dt_utc!));
+      expectedListCalls += planChunks(
+        { fromMs, toMs },
+        times,
+        POLL_SETTINGS.listChunkRequests,
+      ).length;
+    }
+    ctx.detail(`poll.${engine.name}.${requests}.census`, census);
+    const bare = createBareClient(await sim.token());
+    const opened = mirror;
+    return {
+      requests,
+      sim,
+      mirror,
+      bare,
+      expectedListCalls,
+      awaitingPages,
+      idleUrls,
+      async close() {
+        await bare.close();
+        await opened.close();
+        await sim.close();
+      },
+    };
+  } catch (error) {
+    await mirror?.close().catch(() => undefined);
+    await sim.close();
+    throw error;
   }
-  const idleUrls = replayUrls(sim.url, await sim.calls());
-  const census = await sim.census(fromMs, toMs);
-  const stored = await mirror.store.read((tx) =>
-    tx.requests.summariesInWindow(new Date(fromMs).toISOString(), new Date(toMs).toISOString()),
-  );
-  let expectedListCalls = Math.max(1, Math.ceil((census.awaiting ?? 0) / PAGE_SIZE));
-  for (const state of PARTIAL_STATES) {
-    const times = stored
-      .filter((row) => row.list_state === state && row.event_dt_utc)
-      .map((row) => Date.parse(row.event_dt_utc!));
-    expectedListCalls += planChunks(
-      { fromMs, toMs },
-      times,
-      POLL_SETTINGS.listChunkRequests,
-    ).length;
-  }
-  ctx.detail(`poll.${requests}.census`, census);
-  const bare = createBareClient(await sim.token());
+}
+
+function planFor(engine: EngineName, sizes: { idle: number; reference: number }) {
+  const spec = specs(CASE, engine);
+  const n = sizes.idle.toLocaleString('en-US');
+  const m = sizes.reference.toLocaleString('en-US');
   return {
-    requests,
-    sim,
-    mirror,
-    bare,
-    expectedListCalls,
-    idleUrls,
-    async close() {
-      await bare.close();
-      await mirror.close();
-      await sim.close();
-    },
+    idle: spec('poll.idle', 6, `idle cycle, ${n} requests: wall / bare`, 'ms', {
+      target: { op: '<=', value: 1.2 },
+      reference: { name: 'bare fetch + parse', unit: 'ms' },
+    }),
+    lists: spec('poll.idle.lists', 6, `idle cycle, ${n} requests: list calls`, 'calls'),
+    details: spec('poll.idle.details', 6, `idle cycle, ${n} requests: detail calls`, 'calls', {
+      target: { op: '==', value: 0 },
+    }),
+    reference: spec(
+      'poll.reference',
+      7,
+      `idle cycle, ${m} requests: wall vs the reference client`,
+      'ms',
+      {
+        target: { op: '<=', value: 1 },
+        reference: { name: 'reference client', unit: 'ms' },
+      },
+    ),
   };
 }
 
-async function idleFigures(ctx: BenchContext, fx: PollFixture): Promise<Figure[]> {
-  const listCalls: number[] = [];
-  const detailCalls: number[] = [];
-  const result = await sideBySide(
-    ctx.runs,
-    async () => {
-      const { counts } = await fx.mirror.cycle();
-      listCalls.push(counts.listCalls);
-      detailCalls.push(counts.detailCalls);
-    },
-    () => fx.bare.replay(fx.idleUrls),
-  );
-  const n = fx.requests.toLocaleString('en-US');
-  ctx.detail(`idle.${fx.requests}`, { ...result, listCalls, detailCalls });
-  ctx.progress(
-    `  idle ${n}: cycle ${Math.round(median(result.a))} ms, bare ${Math.round(median(result.b))} ms`,
-  );
-  return [
-    figure(IDLE, `${n} requests: list calls per cycle`, median(listCalls), 'calls', {
-      target: { op: '==', value: fx.expectedListCalls },
-      note: 'one per partial-list state + awaiting pages',
-    }),
-    figure(IDLE, `${n} requests: detail calls per cycle`, Math.max(...detailCalls), 'calls', {
-      target: { op: '==', value: 0 },
-    }),
-    figure(IDLE, `${n} requests: wall time`, median(result.a), 'ms', { runs: result.a }),
-    figure(IDLE, `${n} requests: bare fetch + parse of the same calls`, median(result.b), 'ms', {
-      runs: result.b,
-    }),
-    figure(IDLE, `${n} requests: wall / bare`, round(median(result.ratios)), 'ratio', {
-      target: { op: '<=', value: 1.5 },
-      runs: result.ratios,
-    }),
-  ];
-}
-
-/** Changes `share` of the fixture's requests (partial-list states) before each cycle. */
-async function changedFigures(
+async function idleFigures(
   ctx: BenchContext,
+  engine: EngineHarness,
   fx: PollFixture,
-  share: number,
 ): Promise<Figure[]> {
-  const { fromMs, toMs } = benchWindow();
-  const count = Math.round(fx.requests * share);
-  const ids = await fx.sim.pick([...PARTIAL_STATES], count, fromMs, toMs);
-  const walls: number[] = [];
-  const bares: number[] = [];
-  const perChanged: number[] = [];
-  const listCalls: number[] = [];
-  const detailCalls: number[] = [];
-  for (let run = 0; run < ctx.runs; run += 1) {
-    await fx.sim.change(ids);
-    await fx.sim.resetCalls();
-    const cycle = await timed(() => fx.mirror.cycle());
-    const { counts } = cycle.value;
-    if (counts.requestsChanged !== count) {
-      throw new Error(`changed ${count} requests, the cycle stored ${counts.requestsChanged}`);
-    }
-    walls.push(cycle.ms);
-    listCalls.push(counts.listCalls);
-    detailCalls.push(counts.detailCalls);
-    perChanged.push(counts.detailCalls / count);
-    // The bare cost of the same calls: lists one after another, details 8 at a time.
-    const calls = await fx.sim.calls();
-    const lists = replayUrls(
-      fx.sim.url,
-      calls.filter((call) => call.endpoint !== 'detail'),
-    );
-    const details = replayUrls(
-      fx.sim.url,
-      calls.filter((call) => call.endpoint === 'detail'),
-    );
-    const bare = await timed(async () => {
-      await fx.bare.replay(lists);
-      await fx.bare.replay(details, POLL_SETTINGS.concurrency);
+  const plan = planFor(engine.name, sizesOf(ctx));
+  const { requests } = fx;
+  {
+    const listCalls: number[] = [];
+    const detailCalls: number[] = [];
+    const [walls, bares] = await interleave(ctx.runs, [
+      async () => {
+        const { counts } = await fx.mirror.cycle();
+        listCalls.push(counts.listCalls);
+        detailCalls.push(counts.detailCalls);
+      },
+      () => fx.bare.replay(fx.idleUrls),
+    ]);
+    const ratioRuns = ratios(walls!, bares!);
+    ctx.detail(`poll.idle.${engine.name}.${requests}`, {
+      walls,
+      bares,
+      listCalls,
+      detailCalls,
     });
-    bares.push(bare.ms);
+    ctx.progress(
+      `  idle ${engine.name} ${requests}: cycle ${Math.round(median(walls!))} ms, bare ${Math.round(median(bares!))} ms`,
+    );
+    return [
+      figure(plan.idle, median(walls!), {
+        runs: walls,
+        reference: { value: median(bares!), runs: bares },
+        ratio: median(ratioRuns),
+        ratioRuns,
+      }),
+      figure(
+        { ...plan.lists, target: { op: '==', value: fx.expectedListCalls } },
+        median(listCalls),
+        {
+          runs: listCalls,
+          note: `3 partial lists + ${fx.awaitingPages} awaiting pages`,
+        },
+      ),
+      figure(plan.details, Math.max(...detailCalls), { runs: detailCalls }),
+    ];
   }
-  const n = fx.requests.toLocaleString('en-US');
-  const label = `${n} requests, ${Math.round(share * 100)}% (${count}) changed`;
-  const ratios = walls.map((wall, i) => wall / bares[i]!);
-  ctx.detail(`changed.${fx.requests}.${share}`, { walls, bares, listCalls, detailCalls });
-  ctx.progress(`  ${label}: cycle ${Math.round(median(walls))} ms`);
-  return [
-    figure(
-      CHANGED,
-      `${label}: detail calls / changed requests`,
-      round(median(perChanged)),
-      'ratio',
-      {
-        target: { op: '==', value: 1 },
-        runs: perChanged,
-      },
-    ),
-    figure(CHANGED, `${label}: list calls per cycle`, median(listCalls), 'calls', {
-      target: { op: '==', value: fx.expectedListCalls },
-    }),
-    figure(CHANGED, `${label}: detail calls per cycle`, median(detailCalls), 'calls'),
-    figure(CHANGED, `${label}: wall time`, median(walls), 'ms', { runs: walls }),
-    figure(CHANGED, `${label}: wall / bare`, round(median(ratios)), 'ratio', {
-      runs: ratios,
-      note: 'bare: the same calls, details 8 at a time',
-    }),
-  ];
 }
 
-/** Cases 1 and 2: idle cycles at each size, changed cycles at 1,000 and 10,000. */
-export async function pollCases(ctx: BenchContext): Promise<Figure[]> {
-  const sizes = ctx.isQuick ? [1_000, 5_000] : [1_000, 10_000, 50_000];
-  const figures: Figure[] = [];
-  const changed: Figure[] = [];
-  for (const requests of sizes) {
-    ctx.progress(`poll: ${requests} requests`);
-    const fx = await startFixture(ctx, requests);
-    try {
-      // At 50,000 one idle cycle takes seconds, most of it the simulator sorting each page.
-      const runs = requests >= 50_000 ? Math.min(ctx.runs, 3) : ctx.runs;
-      figures.push(...(await idleFigures({ ...ctx, runs }, fx)));
-      if (requests <= 10_000) changed.push(...(await changedFigures(ctx, fx, 0.01)));
-      if (requests === sizes[1]) changed.push(...(await changedFigures(ctx, fx, 0.1)));
-    } finally {
-      await fx.close();
-    }
-  }
-  return [...figures, ...changed];
-}
-
-/**
- * Case 3: 1,000 changed requests fetched with 50 ms of simulated latency, 8 at a time. The
- * detail phase (first detail call sent to last answered) against 1,000 x 50 ms / 8.
- */
-export async function latencyCase(ctx: BenchContext): Promise<Figure[]> {
-  const count = ctx.isQuick ? 200 : 1_000;
-  const latencyMs = 50;
-  const idealMs = (count * latencyMs) / POLL_SETTINGS.concurrency;
-  ctx.progress(`latency: ${count} changed requests, ${latencyMs} ms, concurrency 8`);
-  const fx = await startFixture(ctx, count * 2);
-  const { fromMs, toMs } = benchWindow();
-  const phases: number[] = [];
-  const cycles: number[] = [];
+async function referenceFigures(
+  ctx: BenchContext,
+  engine: EngineHarness,
+  fx: PollFixture,
+): Promise<Figure[]> {
+  const plan = planFor(engine.name, sizesOf(ctx));
+  const { requests } = fx;
+  const dir = mkdtempSync(join(tmpdir(), 'transport-sync-bench-reference-'));
+  const reference = createReferenceClient({
+    url: fx.sim.url,
+    dbPath: join(dir, 'reference.db'),
+    now: () => NOW_MS,
+  });
   try {
-    const ids = await fx.sim.pick([...PARTIAL_STATES], count, fromMs, toMs);
-    for (let run = 0; run < ctx.runs; run += 1) {
-      await fx.sim.change(ids);
-      fx.mirror.detailSpans.length = 0;
-      await fx.sim.setLatency(latencyMs);
-      const cycle = await timed(() => fx.mirror.cycle());
-      await fx.sim.setLatency(0);
-      const spans = fx.mirror.detailSpans;
-      if (spans.length !== count || cycle.value.counts.requestsChanged !== count) {
-        throw new Error(`expected ${count} detail calls, made ${spans.length}`);
-      }
-      const phase =
-        Math.max(...spans.map((span) => span.endMs)) -
-        Math.min(...spans.map((span) => span.startMs));
-      phases.push(phase);
-      cycles.push(cycle.ms);
-    }
-  } finally {
-    await fx.close();
-  }
-  const ratios = phases.map((phase) => phase / idealMs);
-  ctx.detail('latency', { phases, cycles, idealMs });
-  const label = `${count.toLocaleString('en-US')} details, ${latencyMs} ms latency, concurrency 8`;
-  return [
-    figure(LATENCY, `${label}: detail phase`, median(phases), 'ms', { runs: phases }),
-    figure(
-      LATENCY,
-      `${label}: detail phase / ideal (${idealMs.toLocaleString('en-US')} ms)`,
-      round(median(ratios)),
-      'ratio',
-      {
-        target: { op: '<=', value: 1.3 },
-        runs: ratios,
+    // Its first sync, then an idle cycle: both clients in sync with the same simulator.
+    const first = await timed(() => reference.cycle());
+    const again = await reference.cycle();
+    if (again.detailCalls !== 0)
+      throw new Error(`the reference client's second cycle fetched ${again.detailCalls} details`);
+    ctx.progress(
+      `  reference client: first sync of ${reference.count()} requests in ${Math.round(first.ms)} ms (${first.value.detailCalls} details)`,
+    );
+    const ourCalls: number[] = [];
+    const [ours, theirs, bares] = await interleave(ctx.runs, [
+      async () => {
+        const { counts } = await fx.mirror.cycle();
+        if (counts.detailCalls !== 0) throw new Error('our idle cycle fetched details');
+        ourCalls.push(counts.listCalls);
       },
-    ),
-    figure(LATENCY, `${label}: whole cycle incl. list calls`, median(cycles), 'ms', {
-      runs: cycles,
-    }),
-  ];
+      async () => {
+        const counts = await reference.cycle();
+        if (counts.detailCalls !== 0) throw new Error("the reference's idle cycle fetched details");
+      },
+      () => fx.bare.replay(fx.idleUrls),
+    ]);
+    const ratioRuns = ratios(ours!, theirs!);
+    const bareRatios = ratios(ours!, bares!);
+    ctx.detail(`poll.reference.${engine.name}.${requests}`, {
+      ours,
+      reference: theirs,
+      bares,
+      ourListCalls: ourCalls,
+      referenceListCalls: again.listCalls,
+      referenceFirstSyncMs: first.ms,
+    });
+    ctx.progress(
+      `  idle ${engine.name} ${requests}: ours ${Math.round(median(ours!))} ms, reference ${Math.round(median(theirs!))} ms, bare ${Math.round(median(bares!))} ms`,
+    );
+    const n = requests.toLocaleString('en-US');
+    return [
+      figure(plan.reference, median(ours!), {
+        runs: ours,
+        reference: { value: median(theirs!), runs: theirs },
+        ratio: median(ratioRuns),
+        ratioRuns,
+        note: `the reference client keeps its own SQLite table; ${median(ourCalls)} list calls, the reference ${again.listCalls}`,
+      }),
+      figure(
+        {
+          ...specs(CASE, engine.name)(
+            'poll.reference.bare',
+            7,
+            `idle cycle, ${n} requests: wall / bare`,
+            'ms',
+            {
+              reference: { name: 'bare fetch + parse', unit: 'ms' },
+            },
+          ),
+        },
+        median(ours!),
+        {
+          runs: ours,
+          reference: { value: median(bares!), runs: bares },
+          ratio: median(bareRatios),
+          ratioRuns: bareRatios,
+        },
+      ),
+    ];
+  } finally {
+    reference.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
+
+export const pollCase: BenchCase = {
+  name: CASE,
+  plan: (ctx) => ctx.engineNames.flatMap((engine) => Object.values(planFor(engine, sizesOf(ctx)))),
+  run: (ctx) =>
+    forEachEngine(ctx, CASE, async (engine) => {
+      const sizes = sizesOf(ctx);
+      ctx.progress(`poll ${engine.name}: idle cycles at ${sizes.idle} and ${sizes.reference}`);
+      const figures: Figure[] = [];
+      const isShared = sizes.reference === sizes.idle;
+      const fx = await startFixture(ctx, engine, sizes.idle);
+      try {
+        figures.push(...(await idleFigures(ctx, engine, fx)));
+        if (isShared) figures.push(...(await referenceFigures(ctx, engine, fx)));
+      } finally {
+        await fx.close();
+      }
+      if (!isShared) {
+        const large = await startFixture(ctx, engine, sizes.reference);
+        try {
+          figures.push(...(await referenceFigures(ctx, engine, large)));
+        } finally {
+          await large.close();
+        }
+      }
+      return figures;
+    }),
+};

@@ -4,13 +4,13 @@
  * what the RSS is made of: V8's heap (used or only reserved), or memory outside it (buffers,
  * SQLite, malloc).
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { getHeapStatistics } from 'node:v8';
 
 /** What a child reports. */
 export interface ChildReport {
   wallMs: number;
-  /** Peak resident set size over the whole life of the process (getrusage). */
+  /** Peak resident set size over the whole life of the process (VmHWM; getrusage elsewhere). */
   maxRssMb: number;
   cpuUserMs: number;
   cpuSystemMs: number;
@@ -24,6 +24,21 @@ export interface ChildReport {
   };
   /** V8's own figures at exit. */
   v8: { totalHeapMb: number; usedHeapMb: number; mallocedMb: number; peakMallocedMb: number };
+}
+
+/**
+ * This process's peak RSS in KiB: VmHWM, the high-water mark of its own memory image. getrusage's
+ * maxRSS is no use for a spawned child on Linux: fork copies the parent's high-water mark and
+ * exec keeps it, so a child of a large bench process reports at least the bench's own RSS.
+ */
+function peakRssKb(fallbackKb: number): number {
+  try {
+    const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (match) return Number(match[1]);
+  } catch {
+    // Not Linux: getrusage is the best there is.
+  }
+  return fallbackKb;
 }
 
 const file = process.env.BENCH_REPORT_FILE;
@@ -46,7 +61,7 @@ if (file) {
     const heap = getHeapStatistics();
     const report: ChildReport = {
       wallMs: Math.round(performance.now() - started),
-      maxRssMb: Math.round((usage.maxRSS / 1024) * 10) / 10,
+      maxRssMb: Math.round((peakRssKb(usage.maxRSS) / 1024) * 10) / 10,
       cpuUserMs: Math.round(usage.userCPUTime / 1000),
       cpuSystemMs: Math.round(usage.systemCPUTime / 1000),
       peak,

@@ -83,7 +83,8 @@ function benchDb(engine: EngineName, location: string, drop: () => Promise<void>
   };
 }
 
-function sqliteHarness(): EngineHarness {
+/** SQLite: files in temporary directories. */
+export function sqliteEngine(): EngineHarness {
   const sqliteDb = (): BenchDb => {
     const { dir, path } = tempPath();
     return benchDb('sqlite', path, async () => rmSync(dir, { recursive: true, force: true }));
@@ -157,8 +158,7 @@ async function postgresHarness(serverUrl: string): Promise<EngineHarness> {
     made.add(database);
     return database;
   };
-  const pgDb = (database: string) =>
-    benchDb('postgres', urlOf(database), () => drop(database));
+  const pgDb = (database: string) => benchDb('postgres', urlOf(database), () => drop(database));
 
   // An empty migrated database that fresh ones are copied from: migrating once is enough.
   const empty = await make();
@@ -193,7 +193,7 @@ export async function openEngines(names: readonly EngineName[]): Promise<Engines
   const available: EngineHarness[] = [];
   const unavailable: Partial<Record<EngineName, string>> = {};
   for (const name of names) {
-    if (name === 'sqlite') available.push(sqliteHarness());
+    if (name === 'sqlite') available.push(sqliteEngine());
     else {
       const url = postgresServerUrl();
       try {

@@ -80,9 +80,9 @@ interface TableWrites {
   upserts: Row[];
 }
 
-/** The floor's writes, in batches of up to 250 requests. */
+/** The floor's writes: batches of up to 250 requests, each request's writes parents first. */
 export interface FloorPlan {
-  batches: TableWrites[][];
+  batches: TableWrites[][][];
   /** Rows written (inserted, upserted or deleted). */
   rows: number;
   requests: number;
@@ -135,9 +135,13 @@ export function planFloor(
     const isChild = CHILD_TABLES.has(name);
     const oldByKey = new Map(old.map((row) => [keyText(row), JSON.stringify(row)]));
     const nowKeys = new Set<string>();
-    for (const request of isChild ? replaceChildrenOf : []) {
-      writesOf(request, table).replaceFor.push(request);
-      rows += old.filter((row) => row.request_id === request).length;
+    if (isChild) {
+      const oldCount = new Map<string, number>();
+      for (const row of old) oldCount.set(groupOf(row), (oldCount.get(groupOf(row)) ?? 0) + 1);
+      for (const request of replaceChildrenOf) {
+        writesOf(request, table).replaceFor.push(request);
+        rows += oldCount.get(request) ?? 0;
+      }
     }
     for (const row of now) {
       const k = keyText(row);
@@ -166,24 +170,12 @@ export function planFloor(
   const shared = order.indexOf('\u0000shared');
   if (shared > 0) order.unshift(...order.splice(shared, 1));
   const requests = order.filter((group) => group !== '\u0000shared').length;
-  const batches: TableWrites[][] = [];
-  for (let i = 0; i < order.length; i += batchSize) {
-    const merged = new Map<string, TableWrites>();
-    for (const group of order.slice(i, i + batchSize)) {
-      for (const writes of groups.get(group)!.values()) {
-        const into = merged.get(writes.table.name);
-        if (!into) merged.set(writes.table.name, { ...writes });
-        else {
-          into.replaceFor = into.replaceFor.concat(writes.replaceFor);
-          into.deletes = into.deletes.concat(writes.deletes);
-          into.inserts = into.inserts.concat(writes.inserts);
-          into.upserts = into.upserts.concat(writes.upserts);
-        }
-      }
-    }
-    // Parents before children, as the foreign keys want.
-    batches.push(FLOOR_TABLES.flatMap((name) => merged.get(name) ?? []));
-  }
+  // Parents before children, as the foreign keys want.
+  const ordered = (group: string) =>
+    FLOOR_TABLES.flatMap((name) => groups.get(group)!.get(name) ?? []);
+  const batches: TableWrites[][][] = [];
+  for (let i = 0; i < order.length; i += batchSize)
+    batches.push(order.slice(i, i + batchSize).map(ordered));
   return { batches, rows, requests };
 }
 
@@ -235,20 +227,24 @@ function sqliteFloor(sqlite: Database.Database, plan: FloorPlan): number {
     return statements;
   };
   // Prepared before the clock starts, as a long-running writer has them.
-  for (const batch of plan.batches) for (const writes of batch) of(writes.table);
+  for (const batch of plan.batches)
+    for (const request of batch) for (const writes of request) of(writes.table);
   const start = performance.now();
   for (const batch of plan.batches) {
     sqlite
       .transaction(() => {
-        for (const writes of [...batch].reverse()) {
-          const s = of(writes.table);
-          for (const request of writes.replaceFor) s.deleteRequest!.run(request);
-          for (const row of writes.deletes) s.deleteKey.run(s.key.map((c) => row[c]));
-        }
-        for (const writes of batch) {
-          const s = of(writes.table);
-          for (const row of writes.inserts) s.insert.run(s.columns.map((c) => row[c]));
-          for (const row of writes.upserts) s.upsert.run(s.columns.map((c) => row[c]));
+        // Request by request, as the store writes them.
+        for (const request of batch) {
+          for (const writes of [...request].reverse()) {
+            const s = of(writes.table);
+            for (const id of writes.replaceFor) s.deleteRequest!.run(id);
+            for (const row of writes.deletes) s.deleteKey.run(s.key.map((c) => row[c]));
+          }
+          for (const writes of request) {
+            const s = of(writes.table);
+            for (const row of writes.inserts) s.insert.run(s.columns.map((c) => row[c]));
+            for (const row of writes.upserts) s.upsert.run(s.columns.map((c) => row[c]));
+          }
         }
       })
       .immediate();
@@ -281,8 +277,25 @@ async function postgresFloor(pool: pg.Pool, plan: FloorPlan): Promise<number> {
         );
       }
     };
+    // A batch's rows table by table: one multi-row statement each (merged before the clock).
+    const merged = plan.batches.map((batch) => {
+      const byTable = new Map<string, TableWrites>();
+      for (const request of batch) {
+        for (const writes of request) {
+          const into = byTable.get(writes.table.name);
+          if (!into) byTable.set(writes.table.name, { ...writes });
+          else {
+            into.replaceFor = into.replaceFor.concat(writes.replaceFor);
+            into.deletes = into.deletes.concat(writes.deletes);
+            into.inserts = into.inserts.concat(writes.inserts);
+            into.upserts = into.upserts.concat(writes.upserts);
+          }
+        }
+      }
+      return FLOOR_TABLES.flatMap((name) => byTable.get(name) ?? []);
+    });
     const start = performance.now();
-    for (const batch of plan.batches) {
+    for (const batch of merged) {
       await client.query('BEGIN');
       for (const writes of [...batch].reverse()) {
         if (writes.replaceFor.length > 0)

@@ -110,23 +110,32 @@ export function runCliChild(
   args: string[],
   env: Record<string, string>,
   nodeArgs: string[] = [],
+  cgroupProcsFile?: string,
 ): Promise<ChildRun> {
-  return runNodeChild(cliPath(), args, env, nodeArgs);
+  return runNodeChild(cliPath(), args, env, nodeArgs, cgroupProcsFile);
 }
 
-/** Runs a Node script in a child process with the memory reporter preloaded. */
+/**
+ * Runs a Node script in a child process with the memory reporter preloaded; with
+ * `cgroupProcsFile`, the child enters that cgroup before Node starts (V8 sizes its heap at start).
+ */
 export async function runNodeChild(
   script: string,
   args: string[],
   env: Record<string, string>,
   nodeArgs: string[] = [],
+  cgroupProcsFile?: string,
 ): Promise<ChildRun> {
   const dir = mkdtempSync(join(tmpdir(), 'transport-sync-bench-child-'));
   const reportFile = join(dir, 'report.json');
   const preload = new URL('../child/rss-report.js', import.meta.url).href;
   try {
     const started = performance.now();
-    const child = spawn(process.execPath, [...nodeArgs, '--import', preload, script, ...args], {
+    const command = [process.execPath, ...nodeArgs, '--import', preload, script, ...args];
+    const [file, ...argv] = cgroupProcsFile
+      ? ['/bin/sh', '-c', 'echo $$ > "$1" && shift && exec "$@"', 'sh', cgroupProcsFile, ...command]
+      : command;
+    const child = spawn(file!, argv, {
       env: childEnv({ ...env, BENCH_REPORT_FILE: reportFile }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });

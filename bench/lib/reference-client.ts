@@ -124,9 +124,10 @@ export function createReferenceClient(options: ReferenceOptions): ReferenceClien
       );
       const changed: { id: string; lastUpdated: string }[] = [];
       for (const state of PARTIAL_STATES) {
-        const items = (await get(
-          `/openapi/v1.0/requests/?${window}&request__state=${state}`,
-        )) as { id: string; last_updated_timestamp_utc: string }[];
+        const items = (await get(`/openapi/v1.0/requests/?${window}&request__state=${state}`)) as {
+          id: string;
+          last_updated_timestamp_utc: string;
+        }[];
         counts.listCalls += 1;
         for (const item of items) {
           if (stored.get(item.id) !== item.last_updated_timestamp_utc)

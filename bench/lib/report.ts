@@ -100,8 +100,9 @@ export function figure(
         }
       : undefined;
   const ratio = options.ratio === undefined ? undefined : Math.round(options.ratio * 100) / 100;
+  const { reference: _planned, ...rest } = spec;
   return {
-    ...spec,
+    ...rest,
     value,
     ...(reference && { reference }),
     ...(ratio !== undefined && { ratio }),
@@ -114,8 +115,9 @@ export function figure(
 
 /** A figure that was not measured, with the reason. */
 export function notMeasured(spec: FigureSpec, reason: string, isError = false): Figure {
+  const { reference: _planned, ...rest } = spec;
   return {
-    ...spec,
+    ...rest,
     value: null,
     ...(spec.reference && { reference: { ...spec.reference, value: null } }),
     ...(spec.reference && { ratio: null }),
@@ -190,6 +192,43 @@ export function markdownTable(figures: readonly Figure[]): string {
   return rows.join('\n');
 }
 
+/**
+ * The figures with a goal, one line per figure and size, SQLite and PostgreSQL side by side:
+ * the README's short table (docs/performance.md has the whole one).
+ */
+export function summaryTable(figures: readonly Figure[]): string {
+  const lines = new Map<string, { row: number; name: string; goal: string; cells: Figure[] }>();
+  for (const f of figures) {
+    if (f.row === null || !f.target) continue;
+    const key = `${f.id}@${f.size ?? ''}`;
+    const goalUnit = f.reference ? 'ratio' : f.unit;
+    const line = lines.get(key) ?? {
+      row: f.row,
+      name: f.name.replaceAll('|', '\\|'),
+      goal: formatTarget(f.target, goalUnit),
+      cells: [],
+    };
+    line.cells.push(f);
+    lines.set(key, line);
+  }
+  const cell = (f: Figure | undefined) => {
+    if (!f) return '';
+    const value = formatValue(f.value, f.unit);
+    const shown = f.reference
+      ? `${value}, ${formatValue(f.ratio, 'ratio')} of ${f.reference.name}`
+      : value;
+    return `${shown} (${f.result})`;
+  };
+  return [
+    '| # | Path | SQLite | PostgreSQL | Goal |',
+    '| --- | --- | --- | --- | --- |',
+    ...[...lines.values()].map(
+      (l) =>
+        `| ${l.row} | ${l.name} | ${cell(l.cells.find((f) => f.engine === 'sqlite'))} | ${cell(l.cells.find((f) => f.engine === 'postgres'))} | ${l.goal} |`,
+    ),
+  ].join('\n');
+}
+
 /** What a full run writes to bench/results.json. */
 export interface Results {
   date: string;
@@ -211,14 +250,19 @@ export function writeJson(path: string, value: unknown): void {
   renameSync(`${path}.tmp`, path);
 }
 
-const START = '<!-- bench:results:start -->';
-const END = '<!-- bench:results:end -->';
+/** The markers a generated section sits between: `<!-- bench:<name>:start -->` and `...end -->`. */
+const markers = (name: string) => [`<!-- bench:${name}:start -->`, `<!-- bench:${name}:end -->`];
 
 /**
  * Replaces the generated section of a Markdown file (between the bench markers) and formats the
  * file with the project's Prettier settings, so `npm run lint` passes after a run.
  */
-export async function replaceSection(path: string, body: string): Promise<boolean> {
+export async function replaceSection(
+  path: string,
+  body: string,
+  section = 'results',
+): Promise<boolean> {
+  const [START, END] = markers(section) as [string, string];
   let text: string;
   try {
     text = readFileSync(path, 'utf8');

@@ -20,6 +20,8 @@ export interface SimWorker {
   /** `count` random mutations by the simulator's driver; what they touched. */
   mutate(count: number): Promise<{ mutations: number; requests: number }>;
   setLatency(ms: number): Promise<void>;
+  /** Stops the simulator's moving clock where it is (true), or lets it move on (false). */
+  pauseClock(isPaused: boolean): Promise<void>;
   resetCalls(): Promise<void>;
   calls(): Promise<SimCall[]>;
   /** The last access token issued, for the bare client. */
@@ -60,6 +62,7 @@ export async function startSimWorker(options: WorldOptions): Promise<SimWorker> 
     change: (ids) => rpc('change', { ids }),
     mutate: (count) => rpc('mutate', { count }),
     setLatency: async (ms) => void (await rpc('setLatency', { ms })),
+    pauseClock: async (isPaused) => void (await rpc('pauseClock', { isPaused })),
     resetCalls: async () => void (await rpc('resetCalls', null)),
     calls: () => rpc('calls', null),
     async token() {

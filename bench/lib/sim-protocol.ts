@@ -52,6 +52,8 @@ export interface SimOps {
   /** `count` random mutations by the simulator's driver (double edits included, as set). */
   mutate: { args: { count: number }; result: { mutations: number; requests: number } };
   setLatency: { args: { ms: number }; result: null };
+  /** Stops the simulator's moving clock where it is, or lets it move on from there. */
+  pauseClock: { args: { isPaused: boolean }; result: null };
   resetCalls: { args: null; result: null };
   calls: { args: null; result: SimCall[] };
   token: { args: null; result: string | null };

@@ -18,6 +18,8 @@ import { snapshotOf } from './snapshot.js';
 const EDITS = ['note', 'location', 'service_level', 'patient'] as const;
 
 let sim: Simulator | undefined;
+/** The moving clock's pauses: how long it stood still so far, and since when it stands. */
+const pause = { totalMs: 0, sinceMs: null as number | null };
 
 function mustSim(): Simulator {
   if (!sim) throw new Error('simulator not started');
@@ -40,7 +42,9 @@ const handlers: Handlers = {
         ? () => options.nowMs
         : options.clock === 'real'
           ? () => Date.now()
-          : () => options.nowMs + Math.floor(performance.now() - startedAt);
+          : () =>
+              options.nowMs +
+              Math.floor((pause.sinceMs ?? performance.now()) - startedAt - pause.totalMs);
     sim = createSimulator({
       seed: options.seed,
       requests: options.requests,
@@ -85,6 +89,14 @@ const handlers: Handlers = {
       mutations: summaries.length,
       requests: new Set(summaries.map((s) => s.requestId)).size,
     };
+  },
+  async pauseClock({ isPaused }) {
+    if (isPaused && pause.sinceMs === null) pause.sinceMs = performance.now();
+    if (!isPaused && pause.sinceMs !== null) {
+      pause.totalMs += performance.now() - pause.sinceMs;
+      pause.sinceMs = null;
+    }
+    return null;
   },
   async setLatency({ ms }) {
     mustSim().setLatency(ms);
