@@ -1,9 +1,9 @@
 /*
  * The one description of every table: its columns with an engine-neutral kind, its keys and
  * indexes. From it derive the drizzle tables that drizzle-kit turns into each engine's migrations
- * (db/drizzle-sqlite.ts, db/drizzle-postgres.ts), the row types the code uses, and the column
- * lists the statements are built from. Column names are the SQL names, snake_case, because
- * reporting tools query them as they are.
+ * (db/sqlite/drizzle-schema.ts, db/postgres/drizzle-schema.ts), the row types the code uses, and
+ * the column lists the statements are built from. Column names are the SQL names, snake_case,
+ * because reporting tools query them as they are.
  *
  * Values as the code sees them, on either engine: text, timestamps (canonical ISO UTC with
  * milliseconds), dates (YYYY-MM-DD) and JSON (its text) as strings; integers and reals as
