@@ -1,4 +1,26 @@
+import { relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * Longest files first, across both projects. Vitest's own order runs one project's files, then
+ * the other's, and a file it has no timing for by size: the end-to-end files (processes, timers:
+ * the package install alone takes minutes) could start last and leave the other workers idle at
+ * the end. Timings of an earlier run decide when there are some; otherwise e2e, then integration,
+ * then unit.
+ */
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const expectedMs = (spec: TestSpecification) => {
+      const key = `${spec.project.name}:${relative(this.ctx.config.root, spec.moduleId)}`;
+      const known = this.ctx.cache.getFileTestResults(key)?.duration;
+      if (known !== undefined) return known;
+      if (spec.moduleId.includes('/test/e2e/')) return 60_000;
+      return spec.moduleId.includes('/test/integration/') ? 10_000 : 1_000;
+    };
+    return [...files].sort((a, b) => expectedMs(b) - expectedMs(a));
+  }
+}
 
 /*
  * Two projects. `sqlite` runs every test on the embedded default. `postgres` runs the
@@ -21,6 +43,7 @@ export default defineConfig({
     pool: 'forks',
     setupFiles: ['test/setup/sqlite-pin.ts'],
     maxWorkers: 4,
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,
