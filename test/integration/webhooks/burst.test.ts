@@ -55,7 +55,11 @@ describe('a burst of deliveries', () => {
     console.log(
       `webhook burst: 1000 deliveries, 100 connections: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms, ${(1000 / (elapsedMs / 1000)).toFixed(0)} events/s`,
     );
-    expect(p99).toBeLessThan(5_000);
+    // The service gives up on a delivery after 10 s. Load generator and receiver share this
+    // process, beside the rest of the suite on 2 cores: 6.2 s was seen at worst there, so the
+    // bound keeps a margin under the service's limit rather than a guess at this machine's speed
+    // (the bench measures the latency itself: a p99 near 0.1 s at concurrency 50).
+    expect(p99).toBeLessThan(8_000);
 
     await hook.service.idle();
     expect(
