@@ -90,21 +90,17 @@ export function createRequestStore(sql: Sql, written: WrittenCache) {
   const hasWriterToItself = sql.dialect.engine === 'sqlite';
   const selectRow = (id: string) => sql.get<StoredRow>(q.selectRow, { id });
 
-  async function writeAccount(account: AccountRow, at: string): Promise<void> {
-    const key = `account:${account.account_id}`;
-    const value = JSON.stringify(account);
+  /** Upserts a shared row (an account, a facility) unless this connection last wrote it so. */
+  async function writeShared(key: string, statement: string, row: object, at: string) {
+    const value = JSON.stringify(row);
     if (written.get(key) === value) return;
-    await sql.run(q.upsertAccount, { ...account, updated_at: at });
+    await sql.run(statement, { ...row, updated_at: at });
     written.set(key, value);
   }
-
-  async function writeFacility(facility: FacilityRow, at: string): Promise<void> {
-    const key = `facility:${facility.facility_id}`;
-    const value = JSON.stringify(facility);
-    if (written.get(key) === value) return;
-    await sql.run(q.upsertFacility, { ...facility, updated_at: at });
-    written.set(key, value);
-  }
+  const writeAccount = (account: AccountRow, at: string) =>
+    writeShared(`account:${account.account_id}`, q.upsertAccount, account, at);
+  const writeFacility = (facility: FacilityRow, at: string) =>
+    writeShared(`facility:${facility.facility_id}`, q.upsertFacility, facility, at);
 
   async function insertChange(change: {
     request_id: string;
