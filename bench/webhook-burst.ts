@@ -18,7 +18,7 @@ import { openDatabase } from '../src/db/open.js';
 import { createStore } from '../src/db/store.js';
 import { silentLogger } from '../src/log.js';
 import type { SyncClient } from '../src/sync/ports.js';
-import { startWebhookService } from '../src/webhooks/index.js';
+import { startWebhookService } from '../test/helpers/webhook-service.js';
 
 const { values } = parseArgs({
   options: {

@@ -2,8 +2,9 @@ import type { ErrorArea, ErrorCode } from './error-codes.js';
 
 /**
  * One error type for the whole project. Every failure carries a stable dotted `code`
- * (`api.rate_limited`, `config.invalid`; the catalogs are in error-codes.ts), a `hint` for the operator, and whether trying the same
- * thing again could succeed. Wrap with context on the way up; log once, at the loop boundary.
+ * (`api.rate_limited`, `config.invalid`; each area's catalog is its src/<area>/error-codes.ts), a
+ * `hint` for the operator, and whether trying the same thing again could succeed. Wrap with
+ * context on the way up; log once, at the loop boundary.
  */
 export interface TransportErrorOptions {
   code: ErrorCode;

@@ -14,7 +14,7 @@ import { silentLogger } from '../../src/log.js';
 import { createStore } from '../../src/db/store.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import type { SyncClient } from '../../src/sync/ports.js';
-import { startWebhookService } from '../../src/webhooks/index.js';
+import { startWebhookService } from '../../test/helpers/webhook-service.js';
 import { forEachEngine, type BenchCase, type BenchContext } from '../lib/context.js';
 import type { EngineHarness, EngineName } from '../lib/engines.js';
 import { createMemoryClient, parseSnapshot } from '../lib/memory-client.js';

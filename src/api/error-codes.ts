@@ -1,4 +1,10 @@
-/** Error codes of the service client, each with its exit class (catalog: src/error-codes.ts). */
+import type { ErrorCatalog } from '../error-codes.js';
+
+/**
+ * Error codes of the service client, each with its exit class. Registered below with
+ * src/error-codes.ts (the type ErrorCode); src/cli/output.ts merges the catalogs for the exit
+ * codes.
+ */
 export const API_ERROR_CODES = {
   /** The endpoint answered 404 or 410 as a whole: retired (TRANSPORT_POLL=auto switches to webhooks). */
   'api.endpoint_gone': 'failure',
@@ -30,4 +36,11 @@ export const API_ERROR_CODES = {
   'api.unauthorized': 'failure',
   /** Any other status. */
   'api.unexpected_status': 'failure',
-} as const;
+} as const satisfies ErrorCatalog;
+
+declare module '../error-codes.js' {
+  /** This area's codes, known to the root's ErrorCode without the root importing this file. */
+  interface ErrorCatalogs {
+    api: typeof API_ERROR_CODES;
+  }
+}

@@ -119,9 +119,6 @@ export const fullListPageSchema = z.looseObject({
   results: z.array(z.unknown()),
 });
 
-/** Top level of the partial list: an array, elements validated one by one. */
-export const requestListSchema = z.array(z.unknown());
-
 /** Outgoing GPS sample; ranges checked so a swapped or millisecond value never leaves. */
 export const locationSampleSchema = z.object({
   lat: z.number().min(-90).max(90),
@@ -189,11 +186,7 @@ export type User = z.output<typeof userSchema>;
 export type RequestDetail = z.output<typeof requestDetailSchema>;
 /** A validated partial-list element (timestamps canonical). */
 export type RequestListItem = z.output<typeof requestListItemSchema>;
-/** Top level of a full-list page. */
-export type FullListPage = z.output<typeof fullListPageSchema>;
 /** An outgoing GPS sample. */
 export type LocationSample = z.input<typeof locationSampleSchema>;
-/** A validated token response. */
-export type TokenResponse = z.output<typeof tokenResponseSchema>;
 /** A validated account detail. */
 export type AccountDetail = z.output<typeof accountDetailSchema>;

@@ -1,4 +1,10 @@
-/** Error codes of the command line, each with its exit class (catalog: src/error-codes.ts). */
+import type { ErrorCatalog } from '../error-codes.js';
+
+/**
+ * Error codes of the command line, each with its exit class. Registered below with
+ * src/error-codes.ts (the type ErrorCode); src/cli/output.ts merges the catalogs for the exit
+ * codes.
+ */
 export const CLI_ERROR_CODES = {
   /** The service did not apply an action (found by reading the request back). */
   'cli.action_not_done': 'failure',
@@ -6,4 +12,11 @@ export const CLI_ERROR_CODES = {
   'cli.invalid_argument': 'usage',
   /** Wrong command, flags or arguments; the usage text follows. */
   'cli.usage': 'usage',
-} as const;
+} as const satisfies ErrorCatalog;
+
+declare module '../error-codes.js' {
+  /** This area's codes, known to the root's ErrorCode without the root importing this file. */
+  interface ErrorCatalogs {
+    cli: typeof CLI_ERROR_CODES;
+  }
+}

@@ -1,6 +1,37 @@
-import { exitClassOf } from '../error-codes.js';
+import { API_ERROR_CODES } from '../api/error-codes.js';
+import { CONFIG_ERROR_CODES } from '../config/error-codes.js';
+import { DAEMON_ERROR_CODES } from '../daemon/error-codes.js';
+import { DB_ERROR_CODES } from '../db/error-codes.js';
+import type { ErrorCode, ExitClass } from '../error-codes.js';
 import { TransportError } from '../errors.js';
+import { OPS_ERROR_CODES } from '../ops/error-codes.js';
+import { OUTBOX_ERROR_CODES } from '../outbox/error-codes.js';
+import { SIMULATOR_ERROR_CODES } from '../simulator/error-codes.js';
+import { WEBHOOKS_ERROR_CODES } from '../webhooks/error-codes.js';
 import { EXIT, type CliIo } from './command.js';
+import { CLI_ERROR_CODES } from './error-codes.js';
+
+/**
+ * Every area's catalog, merged: the command line is the one layer that sees them all, and the
+ * one that turns a code into an exit code. `satisfies` holds it to every code the areas
+ * register (src/error-codes.ts), so a catalog left out here fails the typecheck.
+ */
+export const ERROR_CODES = {
+  ...API_ERROR_CODES,
+  ...CLI_ERROR_CODES,
+  ...CONFIG_ERROR_CODES,
+  ...DAEMON_ERROR_CODES,
+  ...DB_ERROR_CODES,
+  ...OPS_ERROR_CODES,
+  ...OUTBOX_ERROR_CODES,
+  ...SIMULATOR_ERROR_CODES,
+  ...WEBHOOKS_ERROR_CODES,
+} as const satisfies Record<ErrorCode, ExitClass>;
+
+/** The exit class of `code` (unknown codes, a bug, exit 1). */
+export function exitClassOf(code: string): ExitClass {
+  return (ERROR_CODES as Record<string, ExitClass>)[code] ?? 'failure';
+}
 
 /**
  * Prints an error the way an operator can act on it, `error: ...` then `hint: ...`, and returns

@@ -1,3 +1,4 @@
+import { STATE_NAMES } from '../api/index.js';
 import { systemClock } from '../clock.js';
 import { checkStateName, checkStateTimestamp, sendAction } from '../outbox/index.js';
 import { isoFromMs } from '../time.js';
@@ -10,9 +11,10 @@ export const stateCommand: Command = {
   summary: 'Report a state change of an accepted request (en_route, arrived, ...)',
   usage: `Usage: transport-sync state <id> <name> [--at ISO] [--db PATH]
 
-Sends a state update. Names: en_route, arrived, on_board, arrived_at_destination, completed,
-canceled, dry_run. --at is when it happened (ISO 8601, default now); the service takes no time
-in the future (a minute of clock skew aside) and none older than 7 days.
+Sends a state update. <name> is one of:
+  ${STATE_NAMES.join(', ')}
+--at is when it happened (ISO 8601, default now); the service takes no time in the future
+(a minute of clock skew aside) and none older than 7 days.
 Exit codes: 0 sent, 1 refused by the service (403, 404, 400 with its messages) or failed,
 2 bad arguments (nothing is sent).`,
   async run(argv, io) {

@@ -42,16 +42,16 @@ const positiveNumber = (max: number) =>
     .transform(Number)
     .pipe(z.number().min(0).max(max, `must be at most ${max}`));
 
-/** A PostgreSQL URL: the scheme says so. */
-export function isPostgresUrl(text: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(text);
+/** A postgres:// or postgresql:// URL names a PostgreSQL mirror; anything else is a file. */
+export function isPostgresLocation(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
 }
 
 const databaseLocation = z
   .string()
   .min(1, 'must be a file path or a postgres:// URL')
   .superRefine((text, context) => {
-    if (!isPostgresUrl(text)) return;
+    if (!isPostgresLocation(text)) return;
     let url: URL;
     try {
       url = new URL(text);

@@ -1,4 +1,9 @@
-/** Error codes of the database, each with its exit class (catalog: src/error-codes.ts). */
+import type { ErrorCatalog } from '../error-codes.js';
+
+/**
+ * Error codes of the database, each with its exit class. Registered below with src/error-codes.ts
+ * (the type ErrorCode); src/cli/output.ts merges the catalogs for the exit codes.
+ */
 export const DB_ERROR_CODES = {
   /** The file is not a healthy SQLite database. */
   'db.corrupt': 'failure',
@@ -26,4 +31,11 @@ export const DB_ERROR_CODES = {
   'copy.source_in_use': 'failure',
   /** copy --to: the target is not a PostgreSQL URL, or the source is not SQLite. */
   'copy.engines': 'usage',
-} as const;
+} as const satisfies ErrorCatalog;
+
+declare module '../error-codes.js' {
+  /** This area's codes, known to the root's ErrorCode without the root importing this file. */
+  interface ErrorCatalogs {
+    db: typeof DB_ERROR_CODES;
+  }
+}

@@ -1,12 +1,10 @@
 /*
  * What TRANSPORT_DB names, told from the text alone: kept apart from the engines so that naming a
- * location loads neither driver.
+ * location loads neither driver. Which engine a location names is the setting's to say (its
+ * checks differ by engine), so that test lives with the setting and is passed on from here.
  */
 
-/** A postgres:// or postgresql:// URL names a PostgreSQL mirror; anything else is a file. */
-export function isPostgresLocation(location: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(location);
-}
+export { isPostgresLocation } from '../config/settings.js';
 
 /** The URL without its password, for logs and messages. */
 export function postgresLocation(url: string): string {

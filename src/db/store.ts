@@ -99,11 +99,11 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
   return {
     db,
     now,
-    /** Runs `work` in one write transaction; a throw rolls it all back. Never nest them. */
     /**
-     * Runs `work` in one write transaction; a throw rolls it all back. A transaction PostgreSQL
-     * failed for a concurrent one (a deadlock) is run again, from the start, a few times: `work`
-     * must do nothing outside the database that a second run would repeat.
+     * Runs `work` in one write transaction; a throw rolls it all back. Never nest them. A
+     * transaction PostgreSQL failed for a concurrent one (a deadlock) is run again, from the
+     * start, a few times: `work` must do nothing outside the database that a second run would
+     * repeat.
      */
     async transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
       for (let attempt = 1; ; attempt += 1) {

@@ -12,7 +12,11 @@ import type { World } from './world.js';
 /** The outcome of a provider action: done, or refused with a status. */
 export type ProviderOutcome = { ok: true } | { ok: false; status: 403 | 404 };
 
-/** Provider action names the state-update endpoint accepts. */
+/**
+ * Provider action names the state-update endpoint accepts. The service's own list, apart from the
+ * client's (STATE_NAMES in src/api/schemas.ts), as the simulator imports nothing of the client;
+ * test/unit/simulator/state-names.test.ts holds the two equal.
+ */
 export const STATE_UPDATE_NAMES = [
   'en_route',
   'arrived',

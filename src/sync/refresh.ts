@@ -19,7 +19,7 @@ export interface PendingRecord {
   list?: ListFields;
   /** Members that drifted from the documented shape (recorded in schema_drift). */
   drift?: readonly Drift[];
-  /** When the service read the record, on its clock (canonical ISO); see settle.ts. */
+  /** When the service read the record, on its clock (canonical ISO); see src/db/settled.ts. */
   readAt?: string;
   /** The record as JSON text, when the client kept it (else it is serialized here). */
   text?: string;

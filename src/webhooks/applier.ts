@@ -13,10 +13,13 @@ const BATCH = 100;
 /** Events applied per transaction. */
 const APPLY_BATCH = 25;
 
-/** Applies stored events; `wake` after storing one, `idle` to wait until all are applied. */
-export interface Applier {
+/** A running applier of stored events; `wake` it after storing one. */
+export interface EventApplier {
+  /** Looks for stored events now. */
   wake(): void;
+  /** Resolves when every stored event is applied (events waiting to be retried aside). */
   idle(): Promise<void>;
+  /** Stops applying; events not yet applied stay stored for the next start. */
   stop(): Promise<void>;
 }
 
@@ -41,7 +44,7 @@ export function createApplier(deps: {
   maxAttempts?: number;
   /** Told each event's outcome (applied, skipped, fetched, failed...), e.g. for metrics. */
   onOutcome?: (outcome: string) => void;
-}): Applier {
+}): EventApplier {
   const { store, fetches, clock, log } = deps;
   const retryDelayMs = deps.retryDelayMs ?? 30_000;
   const maxAttempts = deps.maxAttempts ?? 5;

@@ -1,4 +1,10 @@
-/** Error codes of the webhook receiver, each with its exit class (catalog: src/error-codes.ts). */
+import type { ErrorCatalog } from '../error-codes.js';
+
+/**
+ * Error codes of the webhook receiver, each with its exit class. Registered below with
+ * src/error-codes.ts (the type ErrorCode); src/cli/output.ts merges the catalogs for the exit
+ * codes.
+ */
 export const WEBHOOKS_ERROR_CODES = {
   /** TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE holds no usable public key. */
   'webhook.key_invalid': 'usage',
@@ -14,4 +20,11 @@ export const WEBHOOKS_ERROR_CODES = {
   'webhook.tls_invalid': 'usage',
   /** The TLS certificate or key cannot be read. */
   'webhook.tls_unreadable': 'usage',
-} as const;
+} as const satisfies ErrorCatalog;
+
+declare module '../error-codes.js' {
+  /** This area's codes, known to the root's ErrorCode without the root importing this file. */
+  interface ErrorCatalogs {
+    webhooks: typeof WEBHOOKS_ERROR_CODES;
+  }
+}

@@ -33,12 +33,14 @@ import { TransportError } from '../errors.js';
 import { listenOn, parseListen as parseListenSetting, stopServer } from '../listen.js';
 import type { Logger } from '../log.js';
 import type { SyncClient } from '../sync/ports.js';
-import { createApplier } from './applier.js';
+import { createApplier, type EventApplier } from './applier.js';
 import { createFetchQueue } from './fetch-queue.js';
 import { createReceiver } from './receiver.js';
 import { createSourcePolicy, DEFAULT_MAX_CONNECTIONS_PER_SOURCE } from './sources.js';
 import { readTlsFiles, watchTlsFiles } from './tls.js';
 import { createVerifier, loadPublicKey, type SignatureVerifier } from './signature.js';
+
+export type { EventApplier } from './applier.js';
 
 /** The settings the webhook service reads. */
 export type WebhookConfig = Pick<
@@ -63,16 +65,6 @@ export type WebhookConfig = Pick<
     >
   >;
 
-/** A running webhook service: the receiver and the applier together. */
-export interface WebhookService {
-  /** Where the receiver listens, path included, e.g. https://127.0.0.1:8787/webhooks/. */
-  url: string;
-  /** Resolves when every stored event is applied (events waiting to be retried aside). */
-  idle(): Promise<void>;
-  /** Stops receiving, then applying; events not yet applied stay stored for the next start. */
-  stop(): Promise<void>;
-}
-
 /** What the receiver and the applier are told. */
 interface WebhookDeps {
   config: WebhookConfig;
@@ -80,46 +72,6 @@ interface WebhookDeps {
   log: Logger;
   /** Told each event's outcome, and each refused delivery or connection, for metrics. */
   onOutcome?: (outcome: string) => void;
-}
-
-/**
- * The receiver and its applier in one process (the daemon on SQLite, where it is the only one).
- * Events stored before a crash or stop are applied at once, from the table.
- */
-export async function startWebhookService({
-  client,
-  clock,
-  pollingIsOn,
-  fallback,
-  onStoreHealth,
-  ...deps
-}: WebhookDeps & {
-  client: SyncClient;
-  clock: Clock;
-  pollingIsOn: boolean;
-  fallback?: (req: IncomingMessage, res: ServerResponse) => boolean;
-  onStoreHealth?: (isStoring: boolean) => void;
-}): Promise<WebhookService> {
-  const applier = startEventApplier({ ...deps, client, clock, pollingIsOn });
-  try {
-    const receiver = await startWebhookReceiver({
-      ...deps,
-      ...(fallback && { fallback }),
-      ...(onStoreHealth && { onStoreHealth }),
-      onStored: () => applier.wake(),
-    });
-    return {
-      url: receiver.url,
-      idle: () => applier.idle(),
-      async stop() {
-        await receiver.stop();
-        await applier.stop();
-      },
-    };
-  } catch (error) {
-    await applier.stop();
-    throw error;
-  }
 }
 
 /** A running receiver. */
@@ -217,16 +169,6 @@ export async function startWebhookReceiver({
       return stopping;
     },
   };
-}
-
-/** A running applier. */
-export interface EventApplier {
-  /** Looks for stored events now. */
-  wake(): void;
-  /** Resolves when every stored event is applied (events waiting to be retried aside). */
-  idle(): Promise<void>;
-  /** Stops applying; events not yet applied stay stored for the next start. */
-  stop(): Promise<void>;
 }
 
 /**

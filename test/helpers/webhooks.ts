@@ -8,14 +8,11 @@ import { writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { silentLogger, type Logger } from '../../src/log.js';
-import {
-  startWebhookService,
-  type WebhookConfig,
-  type WebhookService,
-} from '../../src/webhooks/index.js';
+import type { WebhookConfig } from '../../src/webhooks/index.js';
 import { queryOne } from './engine.js';
 import { startMirror, type MirrorFixture } from './mirror.js';
 import { tempDir } from './records.js';
+import { startWebhookService, type WebhookService } from './webhook-service.js';
 import type { SimulatorOptions } from '../../src/simulator/index.js';
 
 let pair: { privateKey: KeyObject; publicKeyPem: string } | undefined;

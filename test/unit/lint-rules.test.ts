@@ -5,9 +5,10 @@ import { ESLint } from 'eslint';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // The import rules of eslint.config.js (import-x/no-cycle, import-x/no-restricted-paths) fail on
-// a planted cycle and on a planted db -> sync import. Nothing from src is copied: the cycle is two
-// new files in a folder of its own under src (the cycle rule reads the imported files from disk),
-// which eslint.config.js, tsconfig*.json and .gitignore all leave out; the db file is virtual.
+// a planted cycle, on a planted db -> sync import and on a planted root -> area import. Nothing
+// from src is copied: the cycle is two new files in a folder of its own under src (the cycle rule
+// reads the imported files from disk), which eslint.config.js, tsconfig*.json and .gitignore all
+// leave out; the db and root files are virtual.
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURES = join(ROOT, 'src/__lint_fixture__');
@@ -90,6 +91,18 @@ describe('the import lint rules', () => {
 
     expect(rulesOf(results)).toEqual(['import-x/no-restricted-paths']);
     expect(results[0]?.messages[0]?.message).toContain('src/db must not import from src/sync');
+  });
+
+  it('fail on a root file importing an area, its error catalog included', async () => {
+    const code =
+      "import { API_ERROR_CODES } from './api/error-codes.js';\n\nexport const planted = API_ERROR_CODES;\n";
+    const results = await eslint.lintText(code, {
+      filePath: join(ROOT, 'src/__lint_fixture_planted_root__.ts'),
+    });
+    await print('planted root -> src/api/error-codes.ts import:', results);
+
+    expect(rulesOf(results)).toEqual(['import-x/no-restricted-paths']);
+    expect(results[0]?.messages[0]?.message).toContain('root files of src import only each other');
   });
 
   it('pass an import that follows the arrows (sync -> db)', async () => {

@@ -49,6 +49,3 @@ export const TABLES: readonly Table[] = [
   backfillWindows,
   requestProfiles,
 ];
-
-/** The reporting view (created by a hand-written migration on each engine). */
-export const VIEWS = ['request_overview'] as const;

@@ -157,8 +157,6 @@ export type FieldRow = Omit<RowOf<typeof requestFields>, 'scope'> & {
 export type AccountRow = Omit<RowOf<typeof accounts>, 'updated_at'>;
 /** A facilities row (updated_at is the store's). */
 export type FacilityRow = Omit<RowOf<typeof facilities>, 'updated_at'>;
-/** A request_changes row as written (its id is the database's). */
-export type ChangeRow = Omit<RowOf<typeof requestChanges>, 'change_id'>;
 
 /** Columns of a requests row that hold the record's content; the change log tracks these. */
 export const CONTENT_COLUMNS = [

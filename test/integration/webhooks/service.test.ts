@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/log.js';
-import { startWebhookService } from '../../../src/webhooks/index.js';
 import { queryAll, queryOne } from '../../helpers/engine.js';
 import { tempDir } from '../../helpers/records.js';
 import { truthInWindow } from '../../helpers/truth.js';
+import { startWebhookService } from '../../helpers/webhook-service.js';
 import {
   startWebhookFixture,
   v2Event,
