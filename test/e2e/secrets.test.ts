@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   runCli,
   serviceEnv,
@@ -56,7 +56,10 @@ describe('secrets and patient data', () => {
       captured.push(result.stdout, result.stderr);
     }
     const daemon = startCli(['run'], env);
-    await new Promise((resolve) => setTimeout(resolve, 4_000)); // several cycles, tokens expiring every 2 s
+    // Several cycles, across a token expiry (every 2 s), at trace level.
+    const cyclesFinished = () =>
+      daemon.output().stdout.match(/"msg":"poll cycle finished"/g)?.length ?? 0;
+    await vi.waitUntil(() => cyclesFinished() >= 3, { timeout: 20_000, interval: 50 });
     daemon.child.kill('SIGTERM');
     const stopped = await daemon.exited;
     captured.push(stopped.stdout, stopped.stderr);
