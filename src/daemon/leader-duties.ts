@@ -16,7 +16,7 @@ const SHARED_EVENTS_POLL_MS = 1_000;
 
 /** The leader's work, running. */
 export interface LeaderDuties {
-  /** The scheduler's last progress (Date.now based), or now when nothing is scheduled. */
+  /** The scheduler's last progress (epoch ms on the daemon's clock), or now when nothing is scheduled. */
   lastProgressAt(): number;
   /** A delivery was stored here: apply it now. */
   wakeApplier(): void;
@@ -64,14 +64,15 @@ export function startLeaderDuties({
     pattern,
     deadlineMs: config.cycleDeadlineMs,
     log: log.child({ area: 'scheduler' }),
+    clock,
     task: async (signal) => {
       // Retired polling API: no cycle but the daily probe; the loop still counts as progressing.
       if (!gate.shouldPoll()) return true;
       await closeAbandonedRuns();
-      const startedAt = Date.now();
+      const startedAt = clock.now();
       const result = await runPollCycle(context.pollDeps, signal);
       await gate.observe(result);
-      metrics.observeCycle(result, Date.now() - startedAt);
+      metrics.observeCycle(result, clock.now() - startedAt);
       await onCycle?.(result, context);
       return result.isListComplete || result.isPollingRetired;
     },
@@ -119,7 +120,7 @@ export function startLeaderDuties({
 
   let stopping: Promise<void> | undefined;
   return {
-    lastProgressAt: () => (config.isPollingOn ? scheduler.lastProgressAt() : Date.now()),
+    lastProgressAt: () => (config.isPollingOn ? scheduler.lastProgressAt() : clock.now()),
     wakeApplier: () => applier?.wake(),
     applierIdle: () => applier?.idle() ?? Promise.resolve(),
     stop() {

@@ -1,4 +1,5 @@
 import { Cron } from 'croner';
+import { systemClock, type Clock } from '../clock.js';
 import { TransportError, describeError } from '../errors.js';
 import { createRateLimitedLogger, type Logger } from '../log.js';
 
@@ -30,6 +31,11 @@ interface SchedulerOptions {
   log: Logger;
   /** Run once at start instead of waiting for the first tick: a restarted daemon catches up at once. */
   shouldRunAtStart?: boolean;
+  /**
+   * Where the scheduler reads the time and waits out each deadline. Croner's ticks follow the
+   * process's Date and timers, so this clock must keep to them (the system clock does).
+   */
+  clock?: Clock;
 }
 
 /**
@@ -43,17 +49,18 @@ export function createScheduler({
   deadlineMs,
   log,
   shouldRunAtStart = true,
+  clock = systemClock,
 }: SchedulerOptions) {
   let current: Promise<void> | undefined;
   let controller: AbortController | undefined;
   let isStopped = false;
-  let lastProgressAt = Date.now();
+  let lastProgressAt = clock.now();
   let job: Cron | undefined;
   let failures = 0;
   let resumeAt = 0;
   let cycleStartedAt = 0;
   // During an outage every cycle fails the same way: say so once a minute, not once a tick.
-  const repeatedErrors = createRateLimitedLogger(log);
+  const repeatedErrors = createRateLimitedLogger(log, { now: clock.now });
 
   // A service that keeps failing is asked less and less often: after k failed cycles in a row the
   // next waits about interval * 2^(k-1), capped, so a months-long outage costs a trickle of calls.
@@ -79,8 +86,9 @@ export function createScheduler({
   // meant, a tick skipped because a cycle hangs past its deadline is not.
   const tick = () => {
     if (isStopped) return;
-    if (Date.now() < resumeAt) {
-      lastProgressAt = Date.now();
+    const now = clock.now();
+    if (now < resumeAt) {
+      lastProgressAt = now;
       return;
     }
     if (current) {
@@ -90,15 +98,15 @@ export function createScheduler({
       );
       return;
     }
-    cycleStartedAt = Date.now();
-    lastProgressAt = cycleStartedAt;
+    cycleStartedAt = now;
+    lastProgressAt = now;
     controller = new AbortController();
-    const deadline = AbortSignal.timeout(deadlineMs);
-    const signal = AbortSignal.any([controller.signal, deadline]);
+    const deadline = startDeadline(clock, deadlineMs);
+    const signal = AbortSignal.any([controller.signal, deadline.signal]);
     current = task(signal)
       .then(recordOutcome)
       .catch((error: unknown) => {
-        if (deadline.aborted)
+        if (deadline.signal.aborted)
           log.error({ deadlineMs }, 'cycle passed its deadline and was aborted');
         else
           repeatedErrors.error(
@@ -108,9 +116,10 @@ export function createScheduler({
         recordOutcome(false);
       })
       .finally(() => {
+        deadline.cancel();
         current = undefined;
         controller = undefined;
-        lastProgressAt = Date.now();
+        lastProgressAt = clock.now();
       });
   };
 
@@ -137,6 +146,20 @@ export function createScheduler({
     /** When the loop last started or finished a cycle (for the watchdog). */
     lastProgressAt: () => lastProgressAt,
   };
+}
+
+/**
+ * A signal that aborts `ms` from now on `clock` with the TimeoutError AbortSignal.timeout would
+ * give, and `cancel` to drop the wait once the cycle ends (so no timer outlives its cycle).
+ */
+function startDeadline(clock: Clock, ms: number) {
+  const deadline = new AbortController();
+  const waiting = new AbortController();
+  clock.sleep(ms, waiting.signal).then(
+    () => deadline.abort(new DOMException('the cycle passed its deadline', 'TimeoutError')),
+    () => undefined, // cancelled: the cycle ended in time
+  );
+  return { signal: deadline.signal, cancel: () => waiting.abort() };
 }
 
 /** The gap between the schedule's next two runs (one minute when it cannot tell). */

@@ -98,9 +98,10 @@ export function createDaemonOps({
       } else if (isSharedWithWebhooks) {
         olog.info('monitoring routes are served by the webhook receiver (same address)');
       }
-      // The scheduler's progress uses Date.now, so the check does too (not the injected clock).
+      // The scheduler reads its progress from the daemon's clock; the check judges it on the same.
       const isProgressing = progress
         ? createProgressCheck({
+            now: clock.now,
             lastProgressAt: () => progress.lastProgressAt(),
             pollCron: config.pollCron,
             cycleDeadlineMs: config.cycleDeadlineMs,

@@ -18,7 +18,7 @@ export function createProgressCheck({
   cycleDeadlineMs,
   now = Date.now,
 }: {
-  /** The scheduler's lastProgressAt (epoch ms, Date.now based). */
+  /** The scheduler's lastProgressAt (epoch ms, on the clock `now` reads). */
   lastProgressAt: () => number;
   pollCron: string;
   cycleDeadlineMs: number;
