@@ -42,7 +42,11 @@ Options:
                        dropped connections and truncated bodies (default 0)
   --webhook-url URL    send a signed v2.0 webhook for every change to this receiver (e.g. the
                        daemon's TRANSPORT_WEBHOOK_LISTEN address and TRANSPORT_WEBHOOK_PATH),
-                       retried at once, after 8 s and after 64 s
+                       retried as the service does: at once, after 8 s and after 64 s
+  --webhook-retry-delays-ms LIST
+                       the wait before each attempt, in milliseconds, comma-separated (default
+                       0,8000,64000, the service's schedule); tests that play an outage at a
+                       faster pace scale it down, e.g. 0,2000,16000 for a quarter
   --webhook-public-key-file FILE
                        where to write the public key (PEM) of the key pair generated to sign
                        them; required with --webhook-url (TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE)
@@ -114,6 +118,25 @@ function parseWebhookFlags(
   return { url, publicKeyFile };
 }
 
+/** Most attempts a retry schedule may have; the service makes three. */
+const MOST_ATTEMPTS = 10;
+
+/** The `--webhook-retry-delays-ms` list: whole milliseconds, up to an hour each. */
+function parseRetryDelays(value: string | undefined): number[] | undefined {
+  if (value === undefined) return undefined;
+  const parts = value.split(',').map((part) => part.trim());
+  const isValid =
+    parts.length <= MOST_ATTEMPTS &&
+    parts.every((part) => /^\d+$/.test(part) && Number(part) <= 3_600_000);
+  if (!isValid) {
+    throw usageError(
+      `--webhook-retry-delays-ms must be 1 to ${MOST_ATTEMPTS} comma-separated whole milliseconds, each up to 3600000, got "${value}"`,
+      'for example 0,8000,64000 (the service: at once, after 8 s, after 64 s)',
+    );
+  }
+  return parts.map(Number);
+}
+
 /** Builds the command; `waitForStop` is injectable so tests can stop it without a signal. */
 export function createSimulatorCommand(waitForStop: () => Promise<void> = waitForSignal): Command {
   return {
@@ -135,6 +158,7 @@ export function createSimulatorCommand(waitForStop: () => Promise<void> = waitFo
         'webhook-url': { type: 'string' },
         'webhook-public-key-file': { type: 'string' },
         'webhook-ca-file': { type: 'string' },
+        'webhook-retry-delays-ms': { type: 'string' },
         'strict-last-updated': { type: 'boolean' },
         'paging-churn': { type: 'string' },
         'drift-rate': { type: 'string' },
@@ -179,6 +203,10 @@ export function createSimulatorCommand(waitForStop: () => Promise<void> = waitFo
         values['webhook-public-key-file'],
         values['webhook-ca-file'],
       );
+      const retryDelaysMs = parseRetryDelays(values['webhook-retry-delays-ms']);
+      if (retryDelaysMs && !webhooks) {
+        throw usageError('--webhook-retry-delays-ms needs --webhook-url');
+      }
 
       const share = faultRate / 4;
       const simulator = createSimulator({
@@ -195,7 +223,7 @@ export function createSimulatorCommand(waitForStop: () => Promise<void> = waitFo
           ...(values['retire-v1'] && { gone: [...V1_ENDPOINTS] }),
         },
         roughness,
-        webhooks,
+        webhooks: webhooks && { ...webhooks, ...(retryDelaysMs && { retryDelaysMs }) },
         log: createLogger({ level: io.env.LOG_LEVEL ?? 'warn', destination: io.stderr }),
       });
       const { url } = await simulator.listen(port, host).catch((error: unknown) => {
@@ -212,7 +240,10 @@ export function createSimulatorCommand(waitForStop: () => Promise<void> = waitFo
       );
       if (webhooks) {
         io.stdout.write(
-          `sending webhooks to ${webhooks.url}; public key written to ${webhooks.publicKeyFile}\n`,
+          `sending webhooks to ${webhooks.url}; public key written to ${webhooks.publicKeyFile}` +
+            // A schedule other than the service's says so: a test's pace is not the service's.
+            (retryDelaysMs ? `; waits before each attempt: ${retryDelaysMs.join(', ')} ms` : '') +
+            '\n',
         );
       }
       await waitForStop();

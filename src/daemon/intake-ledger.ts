@@ -42,6 +42,7 @@ export async function startIntakeLedger({
   resumedAt?: string;
   /** Stretches shorter than this are no gap (other daemons on a shared database kept beating). */
   minGapMs?: number;
+  /** How often the heartbeat is written (default HEARTBEAT_INTERVAL_MS); tests set their pace. */
   intervalMs?: number;
 }) {
   let failingSince: string | null = null;

@@ -57,6 +57,8 @@ export interface WebhookStats {
   duplicates: number;
   /** Events given up after the last retry. */
   lost: number;
+  /** Deliveries whose attempt failed, waiting for the next one (0: every retry is resolved). */
+  retrying: number;
 }
 
 /** Whether a fetch failed before anything was sent: the receiver refused the connection. */
@@ -133,7 +135,14 @@ export function createWebhookSender(
   const header = options.signatureHeader ?? 'X-VectorCare-Signature';
   const concurrency = options.concurrency ?? 8;
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const stats: WebhookStats = { events: 0, attempts: 0, delivered: 0, duplicates: 0, lost: 0 };
+  const stats: WebhookStats = {
+    events: 0,
+    attempts: 0,
+    delivered: 0,
+    duplicates: 0,
+    lost: 0,
+    retrying: 0,
+  };
   const lostEventIds: string[] = [];
   const acknowledgedEventIds = new Set<string>();
   const caFile = options.caFile;
@@ -236,7 +245,11 @@ export function createWebhookSender(
       lostEventIds.push(delivery.eventId);
       return;
     }
-    later(delays[next] ?? 0, () => enqueue({ ...delivery, attempt: next }));
+    stats.retrying += 1;
+    later(delays[next] ?? 0, () => {
+      stats.retrying -= 1;
+      enqueue({ ...delivery, attempt: next });
+    });
   };
 
   const send = (payload: Record<string, JsonValue>): string | undefined => {
@@ -289,6 +302,7 @@ export function createWebhookSender(
       void dispatcher?.close();
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
+      stats.retrying = 0;
       batch = [];
       queue.length = 0;
       settle();

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { normalizeTimestamp } from '../../../src/time.js';
 import { queryAll, queryOne } from '../../helpers/engine.js';
 import { expectMirrorEqualsWebhookTruth } from '../../helpers/webhook-truth.js';
@@ -134,9 +134,11 @@ describe('webhooks from the simulator', () => {
     sender.url = 'http://127.0.0.1:9/webhooks/'; // nothing listens: the first attempt fails
     hook.sim.addRequests(1);
     setTimeout(() => (sender.url = url), 50);
+    // Between the failed attempt and the next, the report counts it as waiting for its retry.
+    await vi.waitFor(() => expect(sender.stats.retrying).toBe(1), { timeout: 5_000, interval: 5 });
     await sender.idle();
     await hook.service.idle();
-    expect(sender.stats).toMatchObject({ events: 1, delivered: 1, lost: 0 });
+    expect(sender.stats).toMatchObject({ events: 1, delivered: 1, lost: 0, retrying: 0 });
     expect(sender.stats.attempts).toBeGreaterThanOrEqual(2);
     expect(await hook.count('SELECT count(*) AS n FROM requests')).toBe(1);
   });
