@@ -31,6 +31,8 @@ export interface MirrorFixture {
   /** TRANSPORT_DB of this fixture: the file path, or the postgres:// URL. */
   dbPath: string;
   cycle: (signal?: AbortSignal) => ReturnType<typeof runPollCycle>;
+  /** Another client of the same service, clock and tally, with `overrides`; closed by close(). */
+  connect(overrides?: Partial<ServiceClientOptions>): ServiceClient;
   close(): Promise<void>;
 }
 
@@ -72,18 +74,25 @@ export async function startMirror(
   const db = await openDatabase({ location: dbPath });
   const store = createStore({ db, clock });
   const calls = createCallTally();
-  const client = createServiceClient({
-    authUrl: url,
-    hubUrl: url,
-    baseUrl: url,
-    clientId: 'demo-client',
-    clientSecret: 'demo-secret',
-    clock,
-    rateLimitPerSec: 0,
-    concurrency: 8,
-    onCall: (event) => calls.record(event),
-    ...clientOptions,
-  });
+  const clients: ServiceClient[] = [];
+  const connect = (overrides: Partial<ServiceClientOptions> = {}) => {
+    const connected = createServiceClient({
+      authUrl: url,
+      hubUrl: url,
+      baseUrl: url,
+      clientId: 'demo-client',
+      clientSecret: 'demo-secret',
+      clock,
+      rateLimitPerSec: 0,
+      concurrency: 8,
+      onCall: (event) => calls.record(event),
+      ...clientOptions,
+      ...overrides,
+    });
+    clients.push(connected);
+    return connected;
+  };
+  const client = connect();
   const deps: PollDeps = {
     client,
     store,
@@ -109,8 +118,9 @@ export async function startMirror(
     deps,
     dbPath,
     cycle: (signal) => runPollCycle(deps, signal),
+    connect,
     async close() {
-      await client.close();
+      for (const connected of clients) await connected.close();
       await sim.close();
       await db.close();
       await fresh?.drop();
