@@ -8,7 +8,7 @@ import { setupCommand } from './setup.js';
 /** `transport-sync backfill`: a one-shot, resumable import of history. */
 export const backfillCommand: Command = {
   name: 'backfill',
-  summary: 'Import history between two dates, resumably, then exit',
+  summary: 'Import history between two dates, resumably',
   usage: `Usage: transport-sync backfill --from DATE|TIME --to DATE|TIME [--states LIST] [--chunk-hours N] [--restart] [--db PATH]
 
 Reads every request whose event time lies in the range from the service's full list, window by

@@ -12,7 +12,8 @@ const LEASE_FRESH_MS = 60_000;
 /** `transport-sync copy --to postgres://...`: moves a SQLite mirror up to PostgreSQL. */
 export const copyCommand: Command = {
   name: 'copy',
-  summary: 'Copy the SQLite mirror into an empty PostgreSQL database (resumable, checked)',
+  summary:
+    'Copy the SQLite mirror into an empty PostgreSQL database, resumably, checking every table at the end (see docs/postgres.md)',
   usage: `Usage: transport-sync copy --to postgres://user@host:port/database [--db PATH]
 
 Copies every table of the SQLite mirror (TRANSPORT_DB, or --db) into the PostgreSQL database
@@ -20,9 +21,12 @@ Copies every table of the SQLite mirror (TRANSPORT_DB, or --db) into the Postgre
 delivery state, webhook events, runs, quarantine, schema drift, intake gaps and backfill
 checkpoints, ids included. The database must be empty. Stop the daemon first. Killed or
 interrupted, the same command resumes after the last batch it committed. At the end each table's
-row count and checksum are compared; exit 0 when every table is equal, 1 otherwise.
+row count and checksum are compared.
 The password, if the role needs one, comes from TRANSPORT_DB_PASSWORD_FILE, the systemd
-credential db_password, or PGPASSFILE; never from the URL.`,
+credential db_password, or PGPASSFILE; never from the URL.
+Exit codes: 0 every table copied and equal, 1 a table differs or the copy failed (the target holds
+a mirror or another copy, a daemon still writes the source, a database failed), 2 bad usage or
+configuration, or --to not a PostgreSQL URL or a source that is not a SQLite file.`,
   async run(argv, io) {
     const { values } = parseCommandArgs(argv, { ...DB_FLAG, to: { type: 'string' } });
     if (!values.to) throw usageError('copy needs --to postgres://user@host:port/database');

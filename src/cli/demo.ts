@@ -14,14 +14,17 @@ const DEMO_DB = './data/demo.db';
 /** `transport-sync demo`: the simulator with its mutation driver, and the daemon mirroring it. */
 export const demoCommand: Command = {
   name: 'demo',
-  summary: 'Run the built-in simulator and the daemon against it, into ./data/demo.db',
+  summary:
+    'The simulator and the daemon against it, into ./data/demo.db; --webhooks-only with the polling API retired',
   usage: `Usage: transport-sync demo [--webhooks-only] [--requests N] [--seed N] [--poll-seconds N] [--db PATH]
 
 Starts the built-in simulator of the service on 127.0.0.1 (it changes requests every few
 seconds, as the real service would, and sends a signed webhook for each change), runs the
 daemon against it into ${DEMO_DB}, polling and receiving webhooks, and prints queries to try.
 --webhooks-only retires the simulator's v1.0 endpoints, as the real service did on 2026-08-12:
-the daemon notices and runs on webhooks alone. Needs no credentials. Ctrl-C stops both.`,
+the daemon notices and runs on webhooks alone. Needs no credentials. Ctrl-C stops both.
+Exit codes: 0 stopped (Ctrl-C, SIGINT or SIGTERM), 1 the daemon could not start or was ended at
+once (a second signal, or a graceful stop past 10 s), 2 bad arguments or configuration.`,
   async run(argv, io) {
     const { values } = parseCommandArgs(argv, {
       requests: { type: 'string' },

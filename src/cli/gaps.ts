@@ -8,8 +8,7 @@ import { DB_FLAG, EXIT, parseCommandArgs, type Command } from './command.js';
 /** `transport-sync gaps [--ack]`: the intake gaps, and their acknowledgement. */
 export const gapsCommand: Command = {
   name: 'gaps',
-  summary:
-    'List the stretches the webhook receiver could not accept or store; --ack marks them reviewed',
+  summary: 'The intake gaps and the requests at risk; --ack marks the alarmed ones reviewed',
   usage: `Usage: transport-sync gaps [--ack] [--json] [--db PATH]
 
 Lists the last intake gaps: stretches in which the webhook receiver could not accept or store

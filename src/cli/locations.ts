@@ -8,7 +8,8 @@ import { DB_FLAG, parseCommandArgs, usageError, type Command } from './command.j
 /** `transport-sync locations <id> --file FILE|-`: sends GPS samples. */
 export const locationsCommand: Command = {
   name: 'locations',
-  summary: 'Send GPS samples of an accepted request from a file or stdin',
+  summary:
+    'Send GPS samples of an accepted request, as a JSON array or NDJSON, from a file or stdin',
   usage: `Usage: transport-sync locations <id> --file FILE|- [--db PATH]
 
 Sends location samples: a JSON array, or NDJSON (one JSON object per line), read from FILE or

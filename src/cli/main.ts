@@ -42,21 +42,65 @@ export async function loadCommands(): Promise<Command[]> {
   return Promise.all(COMMAND_NAMES.map((name) => COMMAND_MODULES[name]!()));
 }
 
+/**
+ * `help` and `version`, which `main` answers itself, as the command list shows them. Each row's
+ * synopsis and summary are also README.md's command table (a unit test holds the two together).
+ */
+export const BUILT_IN_COMMANDS = [
+  {
+    name: 'help',
+    synopsis: 'help [command | config]',
+    summary:
+      "The command list, a command's usage and exit codes (help <command>), or every setting (help config)",
+  },
+  { name: 'version', synopsis: 'version', summary: 'Print the version' },
+] as const;
+
+/** Columns of the help text; longer summaries wrap under their own column. */
+const HELP_WIDTH = 100;
+
+/** `text` broken at spaces into lines of at most `width` characters (a longer word stays whole). */
+function wrapWords(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line ? `${line} ${word}` : word;
+    }
+  }
+  return [...lines, line];
+}
+
 async function helpText(): Promise<string> {
-  const commands = await loadCommands();
-  const width = Math.max(...commands.map((command) => command.name.length));
-  const lines = commands.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`);
+  const rows = [...(await loadCommands()), ...BUILT_IN_COMMANDS];
+  const width = Math.max(...rows.map((row) => row.name.length));
+  const indent = ' '.repeat(width + 4);
+  const lines = rows.map(({ name, summary }) =>
+    wrapWords(summary, HELP_WIDTH - indent.length)
+      .map((part, index) => (index === 0 ? `  ${name.padEnd(width)}  ${part}` : indent + part))
+      .join('\n'),
+  );
   return `Usage: transport-sync <command> [options]
 
-Keeps a local SQLite mirror of a transport provider's requests.
+Keeps a local copy of a transport provider's requests, in SQLite or PostgreSQL: received by
+webhook and polled from the service, with the provider's answers carried back to it.
 
 Commands:
 ${lines.join('\n')}
-  help       Show this help, a command's (help <command>), or the settings (help config)
-  version    Print the version
 
 Configuration comes from environment variables (see docs/configuration.md).
-Exit codes: 0 ok, 1 failure, 2 bad usage or configuration.`;
+Exit codes: 0 ok, 1 failure, 2 bad usage or configuration; help <command> lists a command's own.`;
+}
+
+/** The spellings `main` takes for `help` and `version` besides their names. */
+const BUILT_IN_FLAGS = ['--help', '-h', '--version'];
+
+/** Whether `main` answers `name` itself (`help` of it prints the command list). */
+function isBuiltIn(name: string): boolean {
+  return BUILT_IN_FLAGS.includes(name) || BUILT_IN_COMMANDS.some((row) => row.name === name);
 }
 
 /** Runs the CLI with `argv` (without node and the script) and resolves to the exit code. */
@@ -67,7 +111,12 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       io.stdout.write(`${rest[1] === '--markdown' ? configMarkdownTable() : configHelpText()}\n`);
       return EXIT.ok;
     }
-    const command = rest[0] === undefined ? undefined : await loadCommand(rest[0]);
+    const topic = rest[0];
+    const command = topic === undefined ? undefined : await loadCommand(topic);
+    // A typo must not read as success: `help` of an unknown command fails as running it would.
+    if (topic !== undefined && !command && !isBuiltIn(topic)) {
+      return reportError(usageError(`unknown command "${topic}"`), io, await helpText());
+    }
     io.stdout.write(`${command ? command.usage : await helpText()}\n`);
     return EXIT.ok;
   }

@@ -5,11 +5,13 @@ import { DB_FLAG, EXIT, parseCommandArgs, type Command } from './command.js';
 /** `transport-sync migrate`: applies pending migrations and reports the schema version. */
 export const migrateCommand: Command = {
   name: 'migrate',
-  summary: 'Create or upgrade the database schema, then exit',
+  summary: 'Create or upgrade the schema, then exit (the daemon also does this at start)',
   usage: `Usage: transport-sync migrate [--db PATH]
 
 Applies the migrations this version ships to the database (TRANSPORT_DB). The daemon does
-the same at start; run this before an upgrade's first start to see the result separately.`,
+the same at start; run this before an upgrade's first start to see the result separately.
+Exit codes: 0 the schema is up to date, 1 the database could not be opened or migrated (a newer
+version's schema, permissions, a full disk, a server out of reach), 2 bad usage or configuration.`,
   async run(argv, io) {
     const { values } = parseCommandArgs(argv, DB_FLAG);
     const config = loadConfig({

@@ -6,12 +6,14 @@ import { DB_FLAG, EXIT, parseCommandArgs, parseIntegerFlag, type Command } from 
 /** `transport-sync prune`: deletes history past the retention period. */
 export const pruneCommand: Command = {
   name: 'prune',
-  summary: 'Delete sync runs, webhook events and change-log rows past the retention period',
+  summary: 'Delete history past the retention period (the daemon also does it daily)',
   usage: `Usage: transport-sync prune [--days N] [--db PATH]
 
 Deletes finished sync_runs, processed webhook_events and request_changes older than N days
 (default TRANSPORT_RETENTION_DAYS; 0 keeps everything). Requests are never deleted. Safe while
-the daemon runs, which also prunes once a day.`,
+the daemon runs, which also prunes once a day.
+Exit codes: 0 pruned (or nothing to prune), 1 the database failed (missing, not writable, locked,
+migrated by a newer version), 2 bad usage (--days out of range) or configuration.`,
   async run(argv, io) {
     const { values } = parseCommandArgs(argv, { ...DB_FLAG, days: { type: 'string' } });
     const config = loadConfig({

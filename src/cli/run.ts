@@ -6,12 +6,16 @@ import { packageVersion } from './version.js';
 /** `transport-sync run`: the daemon. */
 export const runCommand: Command = {
   name: 'run',
-  summary: 'Run the daemon: poll on the TRANSPORT_POLL_CRON schedule until stopped',
+  summary:
+    'The daemon: polls on TRANSPORT_POLL_CRON, receives webhooks, drains the outbox and serves /metrics, as configured, until SIGTERM or SIGINT',
   usage: `Usage: transport-sync run [--db PATH]
 
 Opens and migrates the database, runs a poll cycle at once and then on TRANSPORT_POLL_CRON,
 never two at once. Logs are JSON lines on stdout (journald). SIGTERM or SIGINT stops it
-gracefully (exit 0); a second signal ends it at once.`,
+gracefully (exit 0); a second signal ends it at once.
+Exit codes: 0 stopped (SIGTERM or SIGINT, or another daemon took over the database), 1 it could
+not start (the database, the service, a listen address) or was ended at once (a second signal,
+or a graceful stop past 10 s), 2 bad usage or configuration (webhook key and TLS files included).`,
   async run(argv, io) {
     const { values } = parseCommandArgs(argv, DB_FLAG);
     const { config, log } = setupCommand(io, {

@@ -16,7 +16,7 @@ import {
   type Command,
 } from './command.js';
 
-const USAGE = `Usage: transport-sync simulator [options]
+const USAGE = `Usage: transport-sync simulator [--port N] [--requests N] [--seed N] ...
 
 Runs the built-in simulator of the transport-request service until Ctrl-C (SIGINT or SIGTERM).
 One URL serves as auth_url, hub_url and base_url. Client id demo-client, secret demo-secret.
@@ -64,7 +64,10 @@ Options:
                        chance, 0 to 1, that a random edit comes twice in the same instant
                        (default 0.3)
   --retire-v1          answer 410 on every v1.0 endpoint (lists, detail, v1.0 location
-                       update, account), as the real service has since 2026-08-12`;
+                       update, account), as the real service has since 2026-08-12
+
+Exit codes: 0 stopped (SIGINT or SIGTERM), 1 it cannot listen on the address and port, 2 bad
+arguments (nothing starts).`;
 
 /** Resolves when the process is asked to stop (SIGINT or SIGTERM). */
 function waitForSignal(): Promise<void> {
@@ -141,7 +144,7 @@ function parseRetryDelays(value: string | undefined): number[] | undefined {
 export function createSimulatorCommand(waitForStop: () => Promise<void> = waitForSignal): Command {
   return {
     name: 'simulator',
-    summary: 'Run the built-in simulator of the transport-request service',
+    summary: 'The built-in simulator of the service, alone (help simulator lists its options)',
     usage: USAGE,
     async run(argv: string[], io: CliIo) {
       const { values } = parseCommandArgs(argv, {

@@ -8,7 +8,7 @@ import { DB_FLAG, parseCommandArgs, usageError, type Command } from './command.j
 /** `transport-sync state <id> <name> [--at ISO]`: reports a trip's state change. */
 export const stateCommand: Command = {
   name: 'state',
-  summary: 'Report a state change of an accepted request (en_route, arrived, ...)',
+  summary: 'Report a state change of an accepted request (en_route, arrived, on_board, ...)',
   usage: `Usage: transport-sync state <id> <name> [--at ISO] [--db PATH]
 
 Sends a state update. <name> is one of:

@@ -8,7 +8,7 @@ import { DB_FLAG, EXIT, parseCommandArgs, parseIntegerFlag, type Command } from 
 export const statusCommand: Command = {
   name: 'status',
   summary:
-    'Show how fresh the mirror is, what the last runs did, and intake gaps (exit 1 when stale or a gap is unreviewed)',
+    'Freshness, mode, last runs, schema drift, intake gaps; exit 1 when stale or a gap is unreviewed',
   usage: `Usage: transport-sync status [--json] [--runs N] [--db PATH]
 
 Reads the database (read-only, never migrates) and prints the last successful cycle and its

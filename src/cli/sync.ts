@@ -7,7 +7,7 @@ import { setupCommand } from './setup.js';
 /** `transport-sync sync`: one poll cycle, then exit. */
 export const syncCommand: Command = {
   name: 'sync',
-  summary: 'Run one poll cycle against the service, then exit',
+  summary: 'One poll cycle, then exit (for cron or a systemd timer)',
   usage: `Usage: transport-sync sync [--db PATH]
 
 Lists the requests in the poll window, fetches the details of those that changed, stores them,

@@ -222,6 +222,9 @@ describe('the package built by npm pack', () => {
         'systemd/transport-sync-sync.service',
         'systemd/transport-sync-sync.timer',
         'systemd/transport-sync.env.example',
+        'monitoring/alerts.yml',
+        'monitoring/alerts.test.yml',
+        'monitoring/grafana-dashboard.json',
       ]),
     );
     for (const engine of ['sqlite', 'postgres']) {
