@@ -23,10 +23,16 @@ or a graceful stop past 10 s), 2 bad usage or configuration (webhook key and TLS
       dbPath: values.db,
       logTo: 'stdout',
     });
-    const daemon = await startDaemon({ config, log, version: packageVersion() });
-    const release = handleSignals(daemon, log);
-    await daemon.stopped;
-    release();
+    const starting = startDaemon({ config, log, version: packageVersion() });
+    // Signals are handled from the first moment, start-up included (see handleSignals).
+    const release = handleSignals(starting, log);
+    try {
+      await (
+        await starting
+      ).stopped;
+    } finally {
+      release();
+    }
     return EXIT.ok;
   },
 };

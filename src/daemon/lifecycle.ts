@@ -186,9 +186,13 @@ export async function startDaemon({
  * Two-stage shutdown: the first SIGTERM or SIGINT stops gracefully (the running cycle is aborted;
  * SQLite transactions are synchronous, so each either committed or never began); a second signal,
  * or the deadline, ends the process at once.
+ *
+ * `daemon` may still be starting: install this before `startDaemon` resolves, so that a signal
+ * during start-up (migrations, the backlog of stored events, the leadership) stops the daemon as
+ * soon as it is up instead of killing the process with the default action.
  */
 export function handleSignals(
-  daemon: Daemon,
+  daemon: Pick<Daemon, 'stop'> | Promise<Pick<Daemon, 'stop'>>,
   log: Logger,
   exit: (code: number) => void = process.exit,
 ): () => void {
@@ -206,7 +210,11 @@ export function handleSignals(
       exit(1);
     }, SHUTDOWN_DEADLINE_MS);
     timer.unref();
-    void daemon.stop().finally(() => clearTimeout(timer));
+    // A daemon that failed to start has nothing to stop: its caller reports that failure.
+    void Promise.resolve(daemon)
+      .then((started) => started.stop())
+      .catch(() => undefined)
+      .finally(() => clearTimeout(timer));
   };
   // SIGHUP (systemctl reload) re-reads the webhook certificate, where there is one (see
   // webhooks/tls.ts); it must never end the daemon, as it would by default.

@@ -75,5 +75,5 @@ describe('settling: edits that share a second with the read', () => {
     const idle = await mirror.cycle();
     expect(detailCalls(mirror)).toHaveLength(0);
     expect(idle.counts.detailCalls).toBe(0);
-  });
+  }, 90_000);
 });

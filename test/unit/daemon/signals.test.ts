@@ -1,0 +1,83 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { handleSignals } from '../../../src/daemon/lifecycle.js';
+import { silentLogger } from '../../../src/log.js';
+
+/*
+ * The daemon's two-stage shutdown, driven by emitting the signal events on this process (the
+ * listeners run; nothing is actually sent to it).
+ */
+
+let release: (() => void) | undefined;
+afterEach(() => {
+  release?.();
+  release = undefined;
+});
+
+/** A promise with its resolve and reject at hand. */
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('signals', () => {
+  it('stops a daemon that is still starting once it is up, without exiting the process', async () => {
+    const starting = deferred<{ stop: () => Promise<void> }>();
+    const stop = vi.fn(async () => undefined);
+    const exit = vi.fn();
+    release = handleSignals(starting.promise, silentLogger(), exit);
+
+    process.emit('SIGTERM', 'SIGTERM');
+    await settle();
+    expect(stop).not.toHaveBeenCalled();
+
+    starting.resolve({ stop });
+    await settle();
+    expect(stop).toHaveBeenCalledTimes(1);
+    expect(exit).not.toHaveBeenCalled();
+  });
+
+  it('leaves a start-up that failed to its caller: nothing to stop, no unhandled rejection', async () => {
+    const starting = deferred<{ stop: () => Promise<void> }>();
+    const exit = vi.fn();
+    const unhandled = vi.fn();
+    process.on('unhandledRejection', unhandled);
+    try {
+      release = handleSignals(starting.promise, silentLogger(), exit);
+      process.emit('SIGINT', 'SIGINT');
+      starting.reject(new Error('the database is gone'));
+      await expect(starting.promise).rejects.toThrow('the database is gone');
+      await settle();
+      expect(unhandled).not.toHaveBeenCalled();
+      expect(exit).not.toHaveBeenCalled();
+    } finally {
+      process.off('unhandledRejection', unhandled);
+    }
+  });
+
+  it('exits 1 at once on a second signal while the graceful stop runs', async () => {
+    const stopping = deferred<void>();
+    const exit = vi.fn();
+    release = handleSignals({ stop: () => stopping.promise }, silentLogger(), exit);
+    process.emit('SIGTERM', 'SIGTERM');
+    expect(exit).not.toHaveBeenCalled();
+    process.emit('SIGINT', 'SIGINT');
+    expect(exit).toHaveBeenCalledWith(1);
+    stopping.resolve();
+  });
+
+  it('no longer listens once released', () => {
+    const before = process.listenerCount('SIGTERM');
+    const stop = vi.fn(async () => undefined);
+    const free = handleSignals({ stop }, silentLogger(), vi.fn());
+    expect(process.listenerCount('SIGTERM')).toBe(before + 1);
+    free();
+    expect(process.listenerCount('SIGTERM')).toBe(before);
+  });
+});
