@@ -67,6 +67,7 @@ export default defineConfig({
           include: [
             'test/integration/**/*.test.ts',
             'test/e2e/kill.test.ts',
+            'test/e2e/kill-intake.test.ts',
             'test/e2e/postgres-*.test.ts',
           ],
           exclude: SQLITE_ONLY,

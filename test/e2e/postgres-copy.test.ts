@@ -37,8 +37,18 @@ async function filledMirror(requests: number): Promise<string> {
   const sim = await startSimulatorProcess(['--requests', String(requests)]);
   processes.track(sim);
   const file = join(tempDir(), 'mirror.db');
+  // Windows of a week: every table filled, backfill_windows included, in a seventh of the list
+  // calls of windows of a day (about 15 a window, whatever it holds).
   const backfill = await runCli(
-    ['backfill', '--from', day(Date.now() - 31 * DAY), '--to', day(Date.now() + 15 * DAY)],
+    [
+      'backfill',
+      '--from',
+      day(Date.now() - 31 * DAY),
+      '--to',
+      day(Date.now() + 15 * DAY),
+      '--chunk-hours',
+      '168',
+    ],
     serviceEnv(sim.url, { TRANSPORT_DB: file }),
   );
   expect(backfill.code, backfill.stderr).toBe(0);
@@ -159,11 +169,11 @@ describe('copy --to postgres://', () => {
 
   it('refuses a target that already holds another mirror, and writes nothing to it', async () => {
     expect(testEngine()).toBe('postgres');
-    const file = await filledMirror(100);
+    // Two mirrors of their own, filled side by side.
+    const [file, other] = await Promise.all([filledMirror(100), filledMirror(100)]);
     database = await createTestDatabase();
     const env = cleanEnv({ TRANSPORT_DB: file });
     expect((await runCli(['copy', '--to', database.location], env)).code).toBe(0);
-    const other = await filledMirror(100);
     const again = await runCli(
       ['copy', '--to', database.location],
       cleanEnv({ TRANSPORT_DB: other }),

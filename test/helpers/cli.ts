@@ -41,6 +41,11 @@ export interface RunningCli {
   output: () => { stdout: string; stderr: string };
   /** Resolves with the first stdout match of `pattern`. */
   waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<RegExpMatchArray>;
+  /**
+   * Resolves once `count` lines of `stream` (default stdout; one-shot commands log to stderr)
+   * match `pattern`; rejects if the process ends first.
+   */
+  waitForLines: (pattern: RegExp, count: number, options?: LineWait) => Promise<void>;
   exited: Promise<CliResult>;
 }
 
@@ -65,13 +70,18 @@ export function startCli(
   let stdout = '';
   let stderr = '';
   const waiters: (() => void)[] = [];
+  let isClosed = false;
   child.stdout.on('data', (chunk) => {
     stdout += chunk;
     waiters.forEach((wake) => wake());
   });
-  child.stderr.on('data', (chunk) => (stderr += chunk));
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+    waiters.forEach((wake) => wake());
+  });
   const exited = new Promise<CliResult>((resolve) =>
     child.on('close', (code, signal) => {
+      isClosed = true;
       waiters.forEach((wake) => wake());
       resolve({ code, signal, stdout, stderr });
     }),
@@ -102,7 +112,89 @@ export function startCli(
       waiters.push(check);
       check();
     });
-  return { child, output: () => ({ stdout, stderr }), waitFor, exited };
+  const waitForLines = (
+    pattern: RegExp,
+    count: number,
+    { stream = 'stdout', timeoutMs = 15_000 }: LineWait = {},
+  ) =>
+    new Promise<void>((resolve, reject) => {
+      const text = () => (stream === 'stdout' ? stdout : stderr);
+      let matched = 0;
+      let scannedTo = 0;
+      let isSettled = false;
+      const settle = (error?: Error) => {
+        isSettled = true;
+        clearTimeout(timer);
+        if (error) reject(error);
+        else resolve();
+      };
+      const timer = setTimeout(
+        () =>
+          settle(
+            new Error(
+              `timed out after ${matched} of ${count} lines like ${pattern}; stderr: ${stderr}`,
+            ),
+          ),
+        timeoutMs,
+      );
+      // Only whole lines count, each once: a line split across chunks is read when it ends.
+      const check = () => {
+        if (isSettled) return;
+        const end = text().lastIndexOf('\n') + 1;
+        if (end > scannedTo) {
+          const lines = text()
+            .slice(scannedTo, end - 1)
+            .split('\n');
+          for (const line of lines) if (matched < count && line.search(pattern) >= 0) matched += 1;
+          scannedTo = end;
+        }
+        if (matched >= count) settle();
+        // Only once its output is closed: lines written just before the exit may still come.
+        else if (isClosed) {
+          settle(new Error(`ended after ${matched} of ${count} lines like ${pattern}`));
+        }
+      };
+      waiters.push(check);
+      check();
+    });
+  return { child, output: () => ({ stdout, stderr }), waitFor, waitForLines, exited };
+}
+
+/** Which output `waitForLines` reads, and for how long. */
+export interface LineWait {
+  stream?: 'stdout' | 'stderr';
+  timeoutMs?: number;
+}
+
+/** Where to kill a process: after its `count`-th line like `pattern` on `stream`, then `thenMs`. */
+export interface KillPoint {
+  pattern: RegExp;
+  count: number;
+  thenMs: number;
+  stream?: 'stdout' | 'stderr';
+}
+
+/**
+ * SIGKILLs a running process at a kill point, an event of its own work rather than a time since
+ * its start (which a busy machine spends loading node). Resolves with how it ended: killed, or
+ * finished on its own before the point came.
+ */
+export async function killAt(process: RunningCli, point: KillPoint): Promise<CliResult> {
+  try {
+    await process.waitForLines(point.pattern, point.count, {
+      timeoutMs: 60_000,
+      ...(point.stream && { stream: point.stream }),
+    });
+  } catch (error) {
+    // Ended before the point: the caller reads how from the result. Still running: a time-out.
+    const { exitCode, signalCode } = process.child;
+    if (exitCode !== null || signalCode !== null) return process.exited;
+    process.child.kill('SIGKILL');
+    throw error;
+  }
+  if (point.thenMs > 0) await new Promise((resolve) => setTimeout(resolve, point.thenMs));
+  process.child.kill('SIGKILL');
+  return process.exited;
 }
 
 /** Starts the simulator process on a free port and returns it with its URL. */

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import pg from 'pg';
 import { expect, inject } from 'vitest';
+import { openDatabase } from '../../src/db/open.js';
 import type { Connection } from '../../src/db/sql.js';
 import type { SqliteConnection } from '../../src/db/sqlite/connection.js';
 import { tempDir } from './records.js';
@@ -45,6 +46,19 @@ async function adminQuery(url: string, text: string): Promise<void> {
     await client.query(text);
   } finally {
     await client.end();
+  }
+}
+
+/** Works on a database a CLI process wrote, opened read-only as another program would. */
+export async function reading<T>(
+  location: string,
+  work: (db: Connection) => Promise<T>,
+): Promise<T> {
+  const db = await openDatabase({ location, isReadOnly: true, shouldMigrate: false });
+  try {
+    return await work(db);
+  } finally {
+    await db.close();
   }
 }
 
