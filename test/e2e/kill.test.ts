@@ -198,5 +198,7 @@ describe('SIGKILL at random points', () => {
     });
     expect(expected.length).toBeGreaterThan(50);
     expect(actual).toEqual(expected);
-  }, 120_000);
+    // 24 processes started, migrated and killed one after another, a run that ends before its
+    // kill point run again: on PostgreSQL beside the whole suite, 94 s was seen, and 120 s ran out.
+  }, 240_000);
 });
