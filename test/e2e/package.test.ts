@@ -2,8 +2,6 @@ import { spawn } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createRequire } from 'node:module';
-import type Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   cleanEnv,
@@ -190,14 +188,24 @@ afterAll(() => {
 });
 
 /**
- * better-sqlite3 as the installed package has it (its JavaScript from the install, its addon built
- * for the Node running these tests), so the checks below read the database through the package.
+ * Runs `sql` on the database at `path`, read-only, through better-sqlite3 as the installed package
+ * has it (its JavaScript from the install, its addon built for the Node running these tests). It
+ * runs in a process of its own: a second copy of the addon loaded into this worker beside the
+ * checkout's crashed the worker on Node 24.
  */
-function openInstalledDb(path: string): Database.Database {
-  const InstalledDatabase = createRequire(join(installed, 'package.json'))(
-    'better-sqlite3',
-  ) as typeof Database;
-  return new InstalledDatabase(path, { readonly: true });
+async function queryInstalled<T>(path: string, sql: string): Promise<T[]> {
+  const script = `const Database = require(require.resolve('better-sqlite3', { paths: [process.argv[1]] }));
+const db = new Database(process.argv[2], { readonly: true });
+process.stdout.write(JSON.stringify(db.prepare(process.argv[3]).all()));
+db.close();`;
+  const result = mustSucceed(
+    'reading the database through the installed better-sqlite3',
+    await run(process.execPath, ['-e', script, installed, path, sql], {
+      env: cleanEnv(),
+      cwd: work,
+    }),
+  );
+  return JSON.parse(result.stdout) as T[];
 }
 
 /** Runs the installed `transport-sync` through its bin link, from outside the repository. */
@@ -278,17 +286,16 @@ describe('transport-sync installed with npm install -g from the tarball', () => 
     const dbPath = join(tempDir(), 'mirror.db');
     const migrate = await runInstalled(['migrate', '--db', dbPath], cleanEnv());
     expect(migrate.code, migrate.stderr).toBe(0);
-    const db = openInstalledDb(dbPath);
-    const tables = db
-      .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
-      .all()
-      .map((row) => (row as { name: string }).name);
-    const applied = (
-      db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get() as {
-        n: number;
-      }
-    ).n;
-    db.close();
+    const tables = (
+      await queryInstalled<{ name: string }>(
+        dbPath,
+        "SELECT name FROM sqlite_master WHERE type = 'table'",
+      )
+    ).map((row) => row.name);
+    const [{ n: applied }] = (await queryInstalled<{ n: number }>(
+      dbPath,
+      'SELECT count(*) AS n FROM __drizzle_migrations',
+    )) as [{ n: number }];
     expect(tables).toEqual(
       expect.arrayContaining(['requests', 'request_locations', 'sync_state', 'sync_runs']),
     );
@@ -302,9 +309,10 @@ describe('transport-sync installed with npm install -g from the tarball', () => 
     const sync = await runInstalled(['sync'], serviceEnv(sim.url, { TRANSPORT_DB: dbPath }));
     expect(sync.code, sync.stderr).toBe(0);
     expect(sync.stdout).toMatch(/^sync ok: \d+ seen, \d+ new/);
-    const db = openInstalledDb(dbPath);
-    const { n } = db.prepare('SELECT count(*) AS n FROM requests').get() as { n: number };
-    db.close();
+    const [{ n }] = (await queryInstalled<{ n: number }>(
+      dbPath,
+      'SELECT count(*) AS n FROM requests',
+    )) as [{ n: number }];
     expect(n).toBeGreaterThan(0);
   });
 });
