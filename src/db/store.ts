@@ -14,9 +14,10 @@ import { createEventStore } from './store/event-store.js';
 import { createIntakeGapStore } from './store/intake-gap-store.js';
 import { createOutboxStore } from './store/outbox-store.js';
 import { createQuarantineStore } from './store/quarantine-store.js';
-import { createRequestStore, type WrittenCache } from './store/request-store.js';
+import { createRequestStore } from './store/request-store.js';
 import { createRunStore } from './store/run-store.js';
 import { createSyncStateStore } from './store/sync-state-store.js';
+import { createSharedWrittenCache, type TransactionCache } from './store/written-cache.js';
 
 /** Times a transaction that lost a deadlock is run (PostgreSQL). */
 const CONFLICT_ATTEMPTS = 5;
@@ -50,7 +51,7 @@ export interface StoreTx {
  */
 export function createStore({ db, clock, log }: { db: Connection; clock: Clock; log?: Logger }) {
   const now = () => isoFromMs(clock.now());
-  const written: WrittenCache = new Map();
+  const written = createSharedWrittenCache();
   // Each drift is logged once, when first recorded: the member and the request, never a value.
   const driftLog = log?.child({ area: 'schema' });
   const onNew = (d: NewDrift) =>
@@ -65,13 +66,15 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
       },
       'schema drift: a member differs from the documented shape',
     );
-  // SQLite hands every transaction the same Sql: its bound stores are built once.
-  const bound = new WeakMap<Sql, StoreTx>();
-  const bind = (sql: Sql): StoreTx => {
-    let tx = bound.get(sql);
-    if (!tx) {
-      tx = {
-        requests: createRequestStore(sql, written),
+  // SQLite hands every transaction the same Sql: its bound stores are built once. A Sql serves
+  // one transaction at a time, which sets the cache layer its stores see.
+  const bound = new WeakMap<Sql, { tx: StoreTx; layer: { cache: TransactionCache } }>();
+  const bind = (sql: Sql, cache: TransactionCache): StoreTx => {
+    let entry = bound.get(sql);
+    if (!entry) {
+      const layer = { cache };
+      const tx: StoreTx = {
+        requests: createRequestStore(sql, () => layer.cache),
         runs: createRunStore(sql),
         state: createSyncStateStore(sql),
         quarantine: createQuarantineStore(sql),
@@ -86,15 +89,17 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
             return await withSavepoint(sql, work);
           } catch (error) {
             // An account or facility written by the rolled-back work is not stored after all.
-            written.clear();
+            layer.cache.distrustPending();
             throw error;
           }
         },
         now,
       };
-      bound.set(sql, tx);
+      entry = { tx, layer };
+      bound.set(sql, entry);
     }
-    return tx;
+    entry.layer.cache = cache;
+    return entry.tx;
   };
   return {
     db,
@@ -107,11 +112,13 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
      */
     async transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
       for (let attempt = 1; ; attempt += 1) {
+        // What this attempt writes is its own until it commits; a rollback drops it unmerged.
+        const cache = written.begin();
         try {
-          return await db.transaction((sql) => work(bind(sql)));
+          const result = await db.transaction((sql) => work(bind(sql, cache)));
+          cache.commit();
+          return result;
         } catch (error) {
-          // An account or facility written by the rolled-back work is not stored after all.
-          written.clear();
           if (!isWriteConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
           await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
         }
@@ -119,7 +126,7 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
     },
     /** Runs `work` with reads only. */
     read: <T>(work: (tx: StoreTx) => Promise<T>, options?: ReadOptions): Promise<T> =>
-      db.read((sql) => work(bind(sql)), options),
+      db.read((sql) => work(bind(sql, written.begin())), options),
   };
 }
 

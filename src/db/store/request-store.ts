@@ -9,6 +9,7 @@ import {
 import { isSettled } from '../settled.js';
 import { jsonHasNul, type Sql } from '../sql.js';
 import { changedRoles, diffColumns, pick, requestSql, type StoredRow } from './request-sql.js';
+import type { WrittenCache } from './written-cache.js';
 
 /** How a write went: a new request, a change, nothing new, or older than what is stored. */
 export type WriteOutcome = 'new' | 'changed' | 'unchanged' | 'stale';
@@ -74,14 +75,10 @@ const KEPT_WHEN_UNKNOWN = [
 ] as const;
 
 /**
- * Accounts and facilities repeat across thousands of requests: what each was last written with
- * (keyed "account:<id>", "facility:<id>"), so that an unchanged one is not written again. Shared
- * by every transaction of one connection; emptied when a transaction or savepoint rolls back.
+ * Reads and writes of the requests table and its child rows, on one transaction's `sql`.
+ * `written` is the running transaction's view of the accounts and facilities already stored.
  */
-export type WrittenCache = Map<string, string>;
-
-/** Reads and writes of the requests table and its child rows, on one transaction's `sql`. */
-export function createRequestStore(sql: Sql, written: WrittenCache) {
+export function createRequestStore(sql: Sql, written: () => WrittenCache) {
   const q = requestSql(sql.dialect);
   // SQLite's write transaction shuts out every other writer, so a request absent when read is
   // still absent, without child rows (they go with their request: ON DELETE CASCADE), and the
@@ -90,12 +87,12 @@ export function createRequestStore(sql: Sql, written: WrittenCache) {
   const hasWriterToItself = sql.dialect.engine === 'sqlite';
   const selectRow = (id: string) => sql.get<StoredRow>(q.selectRow, { id });
 
-  /** Upserts a shared row (an account, a facility) unless this connection last wrote it so. */
+  /** Upserts a shared row (an account, a facility) unless it is known stored so. */
   async function writeShared(key: string, statement: string, row: object, at: string) {
     const value = JSON.stringify(row);
-    if (written.get(key) === value) return;
+    if (written().get(key) === value) return;
     await sql.run(statement, { ...row, updated_at: at });
-    written.set(key, value);
+    written().set(key, value);
   }
   const writeAccount = (account: AccountRow, at: string) =>
     writeShared(`account:${account.account_id}`, q.upsertAccount, account, at);
@@ -240,7 +237,7 @@ export function createRequestStore(sql: Sql, written: WrittenCache) {
   ): Promise<void> {
     const changes = await sql.run(q.upsertAccountName, { ...account, updated_at: at });
     // The poll's cache would otherwise skip rewriting what it believes is already stored.
-    if (changes > 0) written.delete(`account:${account.account_id}`);
+    if (changes > 0) written().forget(`account:${account.account_id}`);
   }
 
   /**

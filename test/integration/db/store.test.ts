@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../../src/clock.js';
 import {
   knownSchemaVersion,
@@ -319,6 +319,56 @@ describe('writing requests', () => {
       // The next one shares them: they must be written again, not taken as already stored.
       await tx.savepoint(() => tx.requests.write(observation('M7P2WQ4B')));
     });
+    expect(await queryAll(db, 'SELECT request_id FROM requests')).toEqual([
+      { request_id: 'M7P2WQ4B' },
+    ]);
+    expect(await queryOne(db, 'SELECT account_name, facility_name FROM request_overview')).toEqual({
+      account_name: 'Mercy Health',
+      facility_name: 'Mercy Main',
+    });
+  });
+
+  it('stores the account of a request whose transaction ran beside one that wrote it and rolled back', async () => {
+    const observation = (id: string) => ({
+      normalized: normalizeDetail(detailRecord({ request_id: id }), listFields()),
+      rawJson: '{}',
+      source: 'poll' as const,
+      observedAt: '2026-11-21T09:00:00.000Z',
+    });
+    let rollBack!: () => void;
+    const rolledBack = new Promise<void>((resolve) => (rollBack = resolve));
+    let firstWrote!: () => void;
+    const wroteFirst = new Promise<void>((resolve) => (firstWrote = resolve));
+    // The first transaction writes a request with its account, then waits and rolls back.
+    const first = store.transaction(async (tx) => {
+      await tx.requests.write(observation('K3J9QX2A'));
+      firstWrote();
+      await rolledBack;
+      throw new Error('rolled back');
+    });
+    await wroteFirst;
+    // The second, beside it (PostgreSQL; SQLite runs it after), stores another request of the
+    // same account. It must not take the uncommitted account for stored.
+    let isSecondDone = false;
+    const second = store
+      .transaction((tx) => tx.requests.write(observation('M7P2WQ4B')))
+      .finally(() => (isSecondDone = true));
+    if (db.engine === 'postgres') {
+      // Either it finished without the account, or it waits for the first's lock on that row.
+      await vi.waitUntil(
+        async () =>
+          isSecondDone ||
+          (await queryOne<{ n: number }>(
+            db,
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+             WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          ))!.n > 0,
+        { timeout: 10_000, interval: 20 },
+      );
+    }
+    rollBack();
+    await expect(first).rejects.toThrow('rolled back');
+    await second;
     expect(await queryAll(db, 'SELECT request_id FROM requests')).toEqual([
       { request_id: 'M7P2WQ4B' },
     ]);
