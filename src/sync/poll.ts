@@ -114,15 +114,14 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
   }
 
   // Fetch what changed; then, only after a complete pass, what vanished.
-  // Listed but outside the stored window (its event time moved in): read its row on its own.
+  // Listed but outside the stored window (its event time moved in): read their rows by id.
   const outside = [...listed.keys()].filter((id) => !stored.has(id));
   if (outside.length > 0) {
-    await store.read(async (tx) => {
-      for (const id of outside) {
-        const row = await tx.requests.summary(id);
-        if (row) stored.set(id, row);
-      }
-    });
+    const found = await store.read((tx) => tx.requests.summaries(outside));
+    for (const id of outside) {
+      const row = found.get(id);
+      if (row) stored.set(id, row);
+    }
   }
   const toFetch = [...listed.values()].filter((item) => needsDetail(item, stored.get(item.id)));
   counts.requestsSeen = listed.size + seenOtherwise.size;

@@ -42,23 +42,40 @@ export async function storeRecords(
   // Only for records that carry nothing but their state: a partial-list item's last_updated may
   // have moved while the detail reads the same, and it must still be stored.
   const texts = records.map(({ raw, text }) => text ?? JSON.stringify(raw));
-  const isSame = await store.read(async (tx) => {
-    const same: boolean[] = [];
-    for (const [index, { record, list }] of records.entries()) {
-      same.push(
-        isStateOnly(list)
-          ? await tx.requests.isSameRaw(record.request_id, texts[index]!, list.state)
-          : false,
-      );
-    }
-    return same;
-  });
+  const isSame = await compareWithStored(store, records, texts);
   if (isSame.every(Boolean)) return records.map((): RefreshOutcome => 'unchanged');
   const written = await store.transaction((tx) =>
     writeRecords(tx, records, { source, observedAt, texts, isSame }),
   );
   if (counts) counts.schemaDrift += written.drifted;
   return written.outcomes;
+}
+
+/**
+ * Which records the mirror holds exactly (see storeRecords), one statement per list state the
+ * state-only records carry: a page or a batch usually has one.
+ */
+async function compareWithStored(
+  store: Store,
+  records: readonly PendingRecord[],
+  texts: readonly string[],
+): Promise<boolean[]> {
+  const same = records.map(() => false);
+  const byState = new Map<string, { id: string; text: string; index: number }[]>();
+  for (const [index, { record, list }] of records.entries()) {
+    if (!isStateOnly(list)) continue;
+    const group = byState.get(list.state) ?? [];
+    group.push({ id: record.request_id, text: texts[index]!, index });
+    byState.set(list.state, group);
+  }
+  if (byState.size === 0) return same;
+  await store.read(async (tx) => {
+    for (const [state, group] of byState) {
+      const held = await tx.requests.sameRaw(group, state);
+      group.forEach(({ index }, i) => (same[index] = held[i]!));
+    }
+  });
+  return same;
 }
 
 /** Why a record holding NUL is quarantined on PostgreSQL. */

@@ -36,34 +36,45 @@ export interface OutboxActionRow extends DeliveryColumns {
 type Table = 'outbox_locations' | 'outbox_actions';
 
 function deliveryStatements(sql: Sql, table: Table) {
-  const each =
+  // One statement for the whole array, its text the same whatever the array's length (prepared
+  // once): PostgreSQL takes the ids as an array, SQLite as JSON text it unpacks.
+  const isPostgres = sql.dialect.engine === 'postgres';
+  const amongIds = isPostgres
+    ? 'outbox_id = ANY(@ids::bigint[])'
+    : 'outbox_id IN (SELECT value FROM json_each(@ids))';
+  const update =
     (text: string) =>
     async (ids: readonly number[], note: string | null, at?: string): Promise<void> => {
-      for (const id of ids) await sql.run(text, { id, text: note, at: at ?? null });
+      if (ids.length === 0) return;
+      await sql.run(text, {
+        ids: isPostgres ? ids : JSON.stringify(ids),
+        text: note,
+        at: at ?? null,
+      });
     };
   return {
     /** Counts a send as started and says so in last_error, before the call leaves. */
-    claim: each(
+    claim: update(
       `UPDATE ${table} SET attempts = attempts + 1, last_error = @text
-       WHERE outbox_id = @id AND status = 'pending'`,
+       WHERE ${amongIds} AND status = 'pending'`,
     ),
     /** Marks rows sent at `at`; `text` is a note or null. */
     markSent: (ids: readonly number[], at: string, text: string | null = null) =>
-      each(
+      update(
         `UPDATE ${table} SET status = 'sent', sent_at = @at, last_error = @text,
-           next_attempt_at = NULL WHERE outbox_id = @id AND status = 'pending'`,
+           next_attempt_at = NULL WHERE ${amongIds} AND status = 'pending'`,
       )(ids, text, at),
     /** Marks rows failed for good with the reason. */
     markFailed: (ids: readonly number[], text: string) =>
-      each(
+      update(
         `UPDATE ${table} SET status = 'failed', last_error = @text, next_attempt_at = NULL
-         WHERE outbox_id = @id AND status = 'pending'`,
+         WHERE ${amongIds} AND status = 'pending'`,
       )(ids, text),
     /** Leaves rows pending until `at`, with the failure's text. */
     markRetry: (ids: readonly number[], text: string, at: string) =>
-      each(
+      update(
         `UPDATE ${table} SET last_error = @text, next_attempt_at = @at
-         WHERE outbox_id = @id AND status = 'pending'`,
+         WHERE ${amongIds} AND status = 'pending'`,
       )(ids, text, at),
     /**
      * Requests with pending rows none of which waits past `now`, oldest queued first. A request

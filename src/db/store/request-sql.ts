@@ -71,6 +71,13 @@ export function requestSql(dialect: Dialect) {
   return {
     selectRow: `SELECT ${list(stored)} FROM requests WHERE request_id = @id${dialect.forUpdate}`,
     summary: `SELECT ${SUMMARY_COLUMNS} FROM requests WHERE request_id = @id`,
+    // summary for many ids in one statement whatever their number: PostgreSQL takes them as an
+    // array, SQLite as JSON text it unpacks.
+    summaries: `SELECT ${SUMMARY_COLUMNS} FROM requests WHERE ${
+      dialect.engine === 'postgres'
+        ? 'request_id = ANY(@ids::text[])'
+        : 'request_id IN (SELECT value FROM json_each(@ids))'
+    }`,
     // The stored row is exactly this observation: same text, same list state, available, and
     // no quarantined copy waiting to be cleared.
     isSameRaw: `SELECT 1 AS same FROM requests WHERE request_id = @request_id

@@ -287,6 +287,14 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache) {
       sql.all<StoredSummary>(q.summariesInWindow, { from, to }),
     /** The stored summary of one request, if stored. */
     summary: (requestId: string) => sql.get<StoredSummary>(q.summary, { id: requestId }),
+    /** The stored summaries of those of `requestIds` that are stored, by id, in one statement. */
+    async summaries(requestIds: readonly string[]): Promise<Map<string, StoredSummary>> {
+      if (requestIds.length === 0) return new Map();
+      const rows = await sql.all<StoredSummary>(q.summaries, {
+        ids: sql.dialect.engine === 'postgres' ? requestIds : JSON.stringify(requestIds),
+      });
+      return new Map(rows.map((row) => [row.request_id, row]));
+    },
     /**
      * True when the stored row holds exactly this record text and list state, is available and
      * has nothing in quarantine: normalizing and writing it again would change nothing.

@@ -16,6 +16,13 @@ import {
   testEngine,
   type TestDatabase,
 } from '../../helpers/engine.js';
+import {
+  outboxRows,
+  queueAction,
+  queueLocations,
+  samplesFrom,
+  type DeliveryRow,
+} from '../../helpers/outbox.js';
 import { detailRecord, listFields } from '../../helpers/records.js';
 
 /* The store on either engine; store.sqlite.test.ts has what only the SQLite file shows. */
@@ -417,6 +424,103 @@ describe('writing requests', () => {
       ),
     );
     expect(await ask([{ id: 'K3J9QX2A', text }])).toEqual([false]);
+  });
+
+  it('reads the summaries of many requests at once, leaving out those not stored', async () => {
+    // Ids with the characters an array or JSON literal would have to escape.
+    const ids = ['M7P2WQ4B', 'K3J9QX2A', 'Q"uote,1', 'B{r}ace\\2'];
+    for (const [index, id] of ids.entries()) {
+      const list = listFields({ state: index % 2 === 0 ? 'accepted' : 'awaiting' });
+      await write(detailRecord({ request_id: id }), list);
+    }
+    await store.transaction((tx) =>
+      tx.requests.markUnavailable('K3J9QX2A', '2026-11-21T10:00:00.000Z', 'poll'),
+    );
+    const asked = ['NOTSTORED', ...ids, "O'Brien"];
+    const found = await store.read((tx) => tx.requests.summaries(asked));
+    expect([...found.keys()].sort()).toEqual([...ids].sort());
+    for (const id of ids) {
+      expect(found.get(id)).toEqual(await store.read((tx) => tx.requests.summary(id)));
+    }
+    expect(found.get('K3J9QX2A')!.unavailable_at).toBe('2026-11-21T10:00:00.000Z');
+    expect(await store.read((tx) => tx.requests.summaries([]))).toEqual(new Map());
+    expect(await store.read((tx) => tx.requests.summaries(['NOTSTORED']))).toEqual(new Map());
+  });
+
+  it('marks any number of outbox rows at once, only pending ones, only in its table', async () => {
+    await queueLocations(db, 'K3J9QX2A', samplesFrom(1_795_000_000, 250));
+    await queueAction(db, 'K3J9QX2A', { kind: 'accept' });
+    const ids = (await outboxRows(db, 'outbox_locations')).map((row) => row.outbox_id);
+    // An operator failed the last row by hand: no mark of the store's overrides that.
+    await execute(db, "UPDATE outbox_locations SET status = 'failed' WHERE outbox_id = @id", {
+      id: ids.at(-1),
+    });
+    const at = '2026-11-21T09:00:00.000Z';
+    const later = '2026-11-21T09:05:00.000Z';
+    const [first, second, third] = ids;
+    await store.transaction(async (tx) => {
+      await tx.outbox.locations.claim(ids, 'in flight');
+      await tx.outbox.locations.markRetry([first!, second!], 'timeout', later);
+      await tx.outbox.locations.markFailed([third!], 'rejected');
+      await tx.outbox.locations.markSent(ids.slice(3), at, 'note');
+      await tx.outbox.locations.markSent([], at);
+    });
+    const rows = await outboxRows(db, 'outbox_locations');
+    const columns = ({ status, attempts, last_error, next_attempt_at, sent_at }: DeliveryRow) => ({
+      status,
+      attempts,
+      last_error,
+      next_attempt_at,
+      sent_at,
+    });
+    expect(rows.slice(0, 3).map(columns)).toEqual([
+      {
+        status: 'pending',
+        attempts: 1,
+        last_error: 'timeout',
+        next_attempt_at: later,
+        sent_at: null,
+      },
+      {
+        status: 'pending',
+        attempts: 1,
+        last_error: 'timeout',
+        next_attempt_at: later,
+        sent_at: null,
+      },
+      {
+        status: 'failed',
+        attempts: 1,
+        last_error: 'rejected',
+        next_attempt_at: null,
+        sent_at: null,
+      },
+    ]);
+    const sent = {
+      status: 'sent',
+      attempts: 1,
+      last_error: 'note',
+      next_attempt_at: null,
+      sent_at: at,
+    };
+    expect(rows.slice(3, -1).map(columns)).toEqual(rows.slice(3, -1).map(() => sent));
+    expect(columns(rows.at(-1)!)).toEqual({
+      status: 'failed',
+      attempts: 0,
+      last_error: null,
+      next_attempt_at: null,
+      sent_at: null,
+    });
+    // The action shares an outbox_id with a location row, in a table of its own.
+    const [action] = await outboxRows(db, 'outbox_actions');
+    expect(ids).toContain(action!.outbox_id);
+    expect(columns(action!)).toEqual({
+      status: 'pending',
+      attempts: 0,
+      last_error: null,
+      next_attempt_at: null,
+      sent_at: null,
+    });
   });
 
   it('lets a reader holding a read transaction coexist with a write', async () => {
