@@ -56,8 +56,8 @@ export default defineConfig({
         test: {
           name: 'sqlite',
           include: isSlowRun ? ['test/slow/**/*.test.ts'] : ['test/**/*.test.ts'],
-          // Several daemons on one database: PostgreSQL's alone.
-          exclude: ['test/e2e/postgres-*.test.ts', ...(isSlowRun ? [] : ['test/slow/**'])],
+          // Several daemons on one database, transactions side by side: PostgreSQL's alone.
+          exclude: ['test/**/postgres-*.test.ts', ...(isSlowRun ? [] : ['test/slow/**'])],
         },
       },
       {

@@ -23,17 +23,6 @@ export interface Sql {
 }
 
 /**
- * Whether a statement failed only because a concurrent transaction held what it needed: a
- * deadlock or a serialization failure, which PostgreSQL resolves by failing one side. Worth
- * running again at once. (SQLite has one writer at a time and never reports these.)
- */
-export function isWriteConflict(error: unknown): boolean {
-  const failure = error as { code?: unknown; cause?: { code?: unknown } } | null;
-  const code = failure?.cause?.code ?? failure?.code;
-  return code === '40P01' || code === '40001';
-}
-
-/**
  * Runs `work` inside a savepoint of the transaction `sql` belongs to: when it throws, what it
  * wrote is rolled back and the transaction goes on. One request's writes in a batch of many.
  */

@@ -1,13 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { isoFromMs } from '../time.js';
-import {
-  isWriteConflict,
-  withSavepoint,
-  type Connection,
-  type ReadOptions,
-  type Sql,
-} from './sql.js';
+import { retryWriteConflicts } from './conflicts.js';
+import { withSavepoint, type Connection, type ReadOptions, type Sql } from './sql.js';
 import { createCheckpointStore } from './store/checkpoint-store.js';
 import { createDriftStore, type NewDrift } from './store/drift-store.js';
 import { createEventStore } from './store/event-store.js';
@@ -18,9 +13,6 @@ import { createRequestStore } from './store/request-store.js';
 import { createRunStore } from './store/run-store.js';
 import { createSyncStateStore } from './store/sync-state-store.js';
 import { createSharedWrittenCache, type TransactionCache } from './store/written-cache.js';
-
-/** Times a transaction that lost a deadlock is run (PostgreSQL). */
-const CONFLICT_ATTEMPTS = 5;
 
 /** Every table's statements, bound to one transaction. */
 export interface StoreTx {
@@ -107,22 +99,22 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
     /**
      * Runs `work` in one write transaction; a throw rolls it all back. Never nest them. A
      * transaction PostgreSQL failed for a concurrent one (a deadlock) is run again, from the
-     * start, a few times: `work` must do nothing outside the database that a second run would
-     * repeat.
+     * start, a few times (conflicts.ts): `work` must do nothing outside the database that a second
+     * run would repeat. A caller that runs parts of its work again itself (a batcher) passes
+     * `isConflictRetried: false` and gets the conflict.
      */
-    async transaction<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
-      for (let attempt = 1; ; attempt += 1) {
+    transaction<T>(
+      work: (tx: StoreTx) => Promise<T>,
+      { isConflictRetried = true }: { isConflictRetried?: boolean } = {},
+    ): Promise<T> {
+      const once = async () => {
         // What this attempt writes is its own until it commits; a rollback drops it unmerged.
         const cache = written.begin();
-        try {
-          const result = await db.transaction((sql) => work(bind(sql, cache)));
-          cache.commit();
-          return result;
-        } catch (error) {
-          if (!isWriteConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
-        }
-      }
+        const result = await db.transaction((sql) => work(bind(sql, cache)));
+        cache.commit();
+        return result;
+      };
+      return isConflictRetried ? retryWriteConflicts(once) : once();
     },
     /** Runs `work` with reads only. */
     read: <T>(work: (tx: StoreTx) => Promise<T>, options?: ReadOptions): Promise<T> =>

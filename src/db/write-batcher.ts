@@ -1,5 +1,5 @@
+import { isRetriedConflict } from './conflicts.js';
 import type { Store, StoreTx } from './store.js';
-import { isWriteConflict } from './sql.js';
 
 /** Gathers writes from concurrent callers into one transaction. */
 export interface WriteBatcher {
@@ -17,45 +17,51 @@ interface Pending {
   attempts: number;
 }
 
-/** Times a write that lost a deadlock to a concurrent transaction is tried again. */
-const CONFLICT_ATTEMPTS = 5;
-
 /**
  * Group commit: writes that arrive while a batch is being committed wait for the next one, so
  * eight detail fetches finishing together cost one commit, not eight. Each write keeps its own
  * atomicity (a savepoint), and learns its outcome only after the commit that holds it: a write
- * reported done is durable. A failed commit fails every write of its batch.
+ * reported done is durable. A batch that lost to a concurrent writer goes again; any other
+ * failed commit fails every write of its batch.
  */
 export function createWriteBatcher(store: Store, { maxBatch = 100 } = {}): WriteBatcher {
   let queue: Pending[] = [];
   let isFlushing = false;
 
+  /** Settles a write that failed: lost to a concurrent writer, it goes in the next batch. */
+  const failed = (item: Pending, error: unknown) => () => {
+    if (isRetriedConflict(error, item.attempts)) {
+      item.attempts += 1;
+      queue.push(item);
+    } else item.reject(error);
+  };
+
   const flush = async () => {
     while (queue.length > 0) {
       const batch = queue.slice(0, maxBatch);
       queue = queue.slice(batch.length);
-      let settled: (() => void)[] = [];
+      const settled: (() => void)[] = [];
       try {
-        await store.transaction(async (tx) => {
-          // A transaction run again (it lost a deadlock) starts the batch over.
-          settled = [];
-          for (const item of batch) {
-            try {
-              const value = await tx.savepoint(() => item.work(tx));
-              settled.push(() => item.resolve(value));
-            } catch (error) {
-              // Two writers locking the same requests in another order (PostgreSQL): the
-              // server failed this one's statement; it goes again in the next batch.
-              if (isWriteConflict(error) && item.attempts < CONFLICT_ATTEMPTS) {
-                item.attempts += 1;
-                settled.push(() => queue.push(item));
-              } else settled.push(() => item.reject(error));
+        // Conflicts are retried here, write by write, each on one budget (conflicts.ts).
+        await store.transaction(
+          async (tx) => {
+            for (const item of batch) {
+              try {
+                const value = await tx.savepoint(() => item.work(tx));
+                settled.push(() => item.resolve(value));
+              } catch (error) {
+                // Two writers locking the same requests in another order (PostgreSQL): the
+                // server failed this one's statement; it goes again in the next batch.
+                settled.push(failed(item, error));
+              }
             }
-          }
-        });
+          },
+          { isConflictRetried: false },
+        );
         for (const settle of settled) settle();
       } catch (error) {
-        for (const item of batch) item.reject(error);
+        // Nothing of the batch is stored: each write goes again (a conflict) or fails.
+        for (const item of batch) failed(item, error)();
       }
     }
     isFlushing = false;

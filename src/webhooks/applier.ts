@@ -1,7 +1,7 @@
 import type { SchemaPolicy } from '../api/contract.js';
 import type { Clock } from '../clock.js';
 import type { Store } from '../db/store.js';
-import { isWriteConflict } from '../db/sql.js';
+import { isRetriedConflict } from '../db/conflicts.js';
 import type { PendingEvent } from '../db/store/event-store.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -94,47 +94,49 @@ export function createApplier(deps: {
 
   /**
    * Applies events in one transaction, each in a savepoint with its processed mark: an event
-   * that fails leaves the others applied, and is tried again on its own later.
+   * that fails leaves the others applied, and is tried again on its own later. Events that lost
+   * to a concurrent writer (PostgreSQL) go again at once, on one budget (conflicts.ts).
    */
-  const applyBatch = async (rows: PendingEvent[], conflicts = 0): Promise<void> => {
-    let applied: { row: PendingEvent; result: ApplyResult }[] = [];
-    let failed: { row: PendingEvent; error: unknown }[] = [];
+  const applyBatch = async (rows: PendingEvent[], attempt = 1): Promise<void> => {
+    const applied: { row: PendingEvent; result: ApplyResult }[] = [];
+    const failed: { row: PendingEvent; error: unknown }[] = [];
     try {
-      await store.transaction(async (tx) => {
-        // A transaction run again (it lost a deadlock) starts the batch over.
-        applied = [];
-        failed = [];
-        for (const row of rows) {
-          try {
-            const result = await tx.savepoint(async () => {
-              const outcome: ApplyResult =
-                row.envelope === 'v2'
-                  ? await applyV2Event(tx, row.event_id, row.payload_json, deps)
-                  : { outcome: 'unrecognized', requestId: null, error: 'unrecognized envelope' };
-              await tx.events.markProcessed(row.event_id, tx.now(), outcome.error);
-              return outcome;
-            });
-            applied.push({ row, result });
-          } catch (error) {
-            failed.push({ row, error });
+      await store.transaction(
+        async (tx) => {
+          for (const row of rows) {
+            try {
+              const result = await tx.savepoint(async () => {
+                const outcome: ApplyResult =
+                  row.envelope === 'v2'
+                    ? await applyV2Event(tx, row.event_id, row.payload_json, deps)
+                    : { outcome: 'unrecognized', requestId: null, error: 'unrecognized envelope' };
+                await tx.events.markProcessed(row.event_id, tx.now(), outcome.error);
+                return outcome;
+              });
+              applied.push({ row, result });
+            } catch (error) {
+              failed.push({ row, error });
+            }
           }
-        }
-      });
+        },
+        { isConflictRetried: false },
+      );
     } catch (error) {
-      // The commit itself failed (a full disk, a lost connection): none of them is applied.
+      // The commit itself failed: none of them is applied. Lost to a concurrent writer, they
+      // go again; otherwise (a full disk, a lost connection) each counts a failed attempt.
+      if (isRetriedConflict(error, attempt)) return applyBatch(rows, attempt + 1);
       for (const row of rows) await fail(row, error);
       return;
     }
     for (const { row, result } of applied) reportApplied(row, result);
-    // Lost a deadlock to a concurrent writer (PostgreSQL): tried again at once, not after the
-    // retry delay; anything else counts as a failed attempt.
-    const again = failed.filter(({ error }) => isWriteConflict(error) && conflicts < 5);
+    // Anything but a conflict counts as a failed attempt, retried after the retry delay.
+    const again = failed.filter(({ error }) => isRetriedConflict(error, attempt));
     for (const { row, error } of failed)
       if (!again.some((a) => a.row === row)) await fail(row, error);
     if (again.length > 0)
       await applyBatch(
         again.map(({ row }) => row),
-        conflicts + 1,
+        attempt + 1,
       );
   };
 
