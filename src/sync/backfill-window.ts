@@ -6,7 +6,6 @@ import type { BackfillDeps } from './backfill.js';
 import { needsDetail } from './needs-detail.js';
 import { listFieldsOf } from './normalize.js';
 import type { DetailsPage, ListItem, ListState, Rejected } from './ports.js';
-import type { StoredSummary } from '../db/store/request-store.js';
 import { createWriteBatcher } from '../db/write-batcher.js';
 import { forEachConcurrently, readAhead } from './pool.js';
 import {
@@ -72,11 +71,7 @@ export async function reconcileWindow(
   signal?: AbortSignal,
 ): Promise<{ stored: number; ids: string[] }> {
   const listed = await listPartial(deps, window, state, counts, signal);
-  const summaries = await deps.store.read(async (tx) => {
-    const rows = new Map<string, StoredSummary | undefined>();
-    for (const id of listed.keys()) rows.set(id, await tx.requests.summary(id));
-    return rows;
-  });
+  const summaries = await deps.store.read((tx) => tx.requests.summaries([...listed.keys()]));
   const stale = [...listed.values()].filter((item) => needsDetail(item, summaries.get(item.id)));
   const stored = await fetchDetails(deps, stale, counts, signal);
   return { stored, ids: [...listed.keys()] };
