@@ -10,7 +10,10 @@ const ROOT = import.meta.dirname;
 /**
  * The layers of src, arrows pointing down (a layer may import only from layers below it):
  *
- *   cli -> daemon -> {ops, webhooks, outbox, sync} -> {db, api} -> {config, root files}
+ *   cli -> daemon -> {ops, webhooks, outbox, sync} -> {db, api} -> mirror -> {config, root files}
+ *
+ * mirror is the plan: what observations mean for the tables, pure. It knows the tables' shapes
+ * (src/db/schema, plain descriptions) and nothing else of db; db applies its plans.
  *
  * simulator stands beside the stack: only cli (and test/, bench/) start it, and it uses only the
  * root files. The root files (src/*.ts: clock, errors, error-codes, time, log, process, listen)
@@ -19,8 +22,23 @@ const ROOT = import.meta.dirname;
  *
  * Each entry: the area, and the areas it must not import from.
  */
+const AREAS = [
+  'config',
+  'api',
+  'db',
+  'mirror',
+  'sync',
+  'webhooks',
+  'outbox',
+  'ops',
+  'daemon',
+  'cli',
+  'simulator',
+];
+const allBut = (area) => AREAS.filter((other) => other !== area);
 const FORBIDDEN = {
-  config: ['api', 'db', 'sync', 'webhooks', 'outbox', 'ops', 'daemon', 'cli', 'simulator'],
+  // config sits at the bottom, and simulator stands beside the stack: neither uses any area.
+  config: allBut('config'),
   api: ['db', 'sync', 'webhooks', 'outbox', 'ops', 'daemon', 'cli', 'simulator'],
   db: ['sync', 'webhooks', 'outbox', 'ops', 'daemon', 'cli', 'api', 'simulator'],
   sync: ['webhooks', 'outbox', 'ops', 'daemon', 'cli', 'simulator'],
@@ -28,19 +46,26 @@ const FORBIDDEN = {
   outbox: ['daemon', 'cli', 'simulator'],
   ops: ['daemon', 'cli', 'simulator'],
   daemon: ['cli', 'simulator'],
-  simulator: ['config', 'api', 'db', 'sync', 'webhooks', 'outbox', 'ops', 'daemon', 'cli'],
+  simulator: allBut('simulator'),
+  mirror: ['api', 'sync', 'webhooks', 'outbox', 'ops', 'daemon', 'cli', 'simulator'],
 };
 
 /** Where the lint-rules test plants its cycle; ignored by every ordinary lint run. */
 const LINT_FIXTURE_DIR = 'src/__lint_fixture__';
 
-/** @type {{ target: string | string[], from: string | string[], message: string }[]} */
+/** @type {{ target: string | string[], from: string | string[], except?: string[], message: string }[]} */
 const LAYER_ZONES = [
   ...Object.entries(FORBIDDEN).map(([area, from]) => ({
     target: `./src/${area}`,
     from: from.map((other) => `./src/${other}`),
     message: `src/${area} must not import from ${from.map((o) => `src/${o}`).join(', ')} (layers: see eslint.config.js).`,
   })),
+  {
+    target: './src/mirror',
+    from: './src/db',
+    except: ['./schema'],
+    message: 'src/mirror may use only the table descriptions of src/db (src/db/schema).',
+  },
   {
     target: './src/*.ts',
     from: './src/*/**',

@@ -1,12 +1,12 @@
-import type { StoredSummary } from '../db/store/request-store.js';
-import { isSettled } from '../db/settled.js';
+import type { StoredSummary } from '../mirror/observations.js';
+import { isSettled } from '../mirror/settled.js';
 import { normalizeTimestamp } from '../time.js';
 import type { ListItem } from './ports.js';
 
 /**
  * A listed request needs its detail when it is new or marked unavailable, when its state or
  * last_updated differ from what is stored, or when the stored read is not settled (it was read
- * within the second of its last_updated; see db/settled.ts).
+ * within the second of its last_updated; see mirror/settled.ts).
  */
 export function needsDetail(item: ListItem, stored: StoredSummary | undefined): boolean {
   if (!stored || stored.unavailable_at) return true;

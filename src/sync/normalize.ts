@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AccountRow, FieldRow, LocationRow, RequestContent } from '../db/schema/index.js';
-import type { NormalizedRequest } from '../db/store/request-store.js';
+import type { NormalizedRequest } from '../mirror/observations.js';
 import { stableStringify } from '../json.js';
 import { normalizeDate, normalizeTimestamp } from '../time.js';
 

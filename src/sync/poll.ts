@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { RequestState } from '../config/index.js';
-import type { StoredSummary } from '../db/store/request-store.js';
+import type { StoredSummary } from '../mirror/observations.js';
 import { emptyCounts, type RunCounts, type RunStatus } from '../db/store/run-store.js';
 import type { Store } from '../db/store.js';
 import { createWriteBatcher } from '../db/write-batcher.js';

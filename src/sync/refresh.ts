@@ -1,7 +1,7 @@
 import type { Drift } from '../api/contract.js';
 import { isTransportError } from '../errors.js';
 import { isoFromMs } from '../time.js';
-import type { WriteOutcome, WriteSource } from '../db/store/request-store.js';
+import type { WriteOutcome, WriteSource } from '../mirror/observations.js';
 import type { RunCounts } from '../db/store/run-store.js';
 import { jsonHasNul } from '../db/sql.js';
 import type { Store, StoreTx } from '../db/store.js';
@@ -19,7 +19,7 @@ export interface PendingRecord {
   list?: ListFields;
   /** Members that drifted from the documented shape (recorded in schema_drift). */
   drift?: readonly Drift[];
-  /** When the service read the record, on its clock (canonical ISO); see src/db/settled.ts. */
+  /** When the service read the record, on its clock (canonical ISO); see src/mirror/settled.ts. */
   readAt?: string;
   /** The record as JSON text, when the client kept it (else it is serialized here). */
   text?: string;

@@ -9,7 +9,7 @@ import {
   type ProfileRow,
   type RequestContent,
 } from '../db/schema/index.js';
-import type { PartialRequestWrite } from '../db/store/request-store.js';
+import type { PartialRequestWrite } from '../mirror/observations.js';
 import { locationRow } from '../sync/normalize.js';
 
 /*

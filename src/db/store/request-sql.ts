@@ -1,21 +1,12 @@
 import {
   CONTENT_COLUMNS,
-  LOCATION_MEMBERS,
   columnNames,
   requestLocations,
-  type LocationRow,
-  type RequestContent,
   type RequestRow,
 } from '../schema/index.js';
 import type { Dialect } from '../sql.js';
 
-/*
- * The request store's SQL and the row helpers its write paths share (the detail write and the
- * partial write of webhooks). Built from the table description, in the SQL both engines speak.
- */
-
-/** A requests row as the store reads it back before writing. */
-export type StoredRow = Omit<RequestRow, 'source' | 'raw_json'>;
+/* The request store's SQL, built from the table description, in the SQL both engines speak. */
 
 /** The requests columns, in table order. */
 const REQUEST_COLUMNS = [
@@ -37,33 +28,6 @@ const list = (columns: readonly string[], prefix = '') =>
   columns.map((column) => `${prefix}${column}`).join(', ');
 const setExcluded = (columns: readonly string[]) =>
   columns.map((column) => `${column} = excluded.${column}`).join(', ');
-
-/** Roles whose location was added, removed or differs in any member but the id. */
-export function changedRoles(
-  stored: LocationRow[],
-  incoming: LocationRow[],
-): LocationRow['role'][] {
-  const key = (row: LocationRow | undefined) =>
-    row ? JSON.stringify(LOCATION_MEMBERS.map((member) => row[member])) : null;
-  return (['pickup', 'destination'] as const).filter(
-    (role) =>
-      key(stored.find((row) => row.role === role)) !==
-      key(incoming.find((row) => row.role === role)),
-  );
-}
-
-/** Content columns whose stored and merged values differ. */
-export function diffColumns(stored: StoredRow, merged: RequestContent): string[] {
-  return CONTENT_COLUMNS.filter((column) => stored[column] !== merged[column]);
-}
-
-/** JSON of the named columns' values, for the change log. */
-export function pick(row: object, columns: readonly string[]): string {
-  const values = row as Record<string, unknown>;
-  return JSON.stringify(
-    Object.fromEntries(columns.map((column) => [column, values[column] ?? null])),
-  );
-}
 
 /** The statements of the request store, for one dialect. */
 export function requestSql(dialect: Dialect) {

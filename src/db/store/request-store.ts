@@ -1,78 +1,21 @@
+import type {
+  PartialRequestWrite,
+  RequestWrite,
+  StoredRow,
+  StoredSummary,
+  WriteOutcome,
+  WriteSource,
+} from '../../mirror/observations.js';
 import {
-  CONTENT_COLUMNS,
-  type AccountRow,
-  type FacilityRow,
-  type FieldRow,
-  type LocationRow,
-  type RequestContent,
-} from '../schema/index.js';
-import { isSettled } from '../settled.js';
+  planDetailWrite,
+  planPartialWrite,
+  planUnavailable,
+  type ChangeRow,
+} from '../../mirror/request-plan.js';
+import type { AccountRow, FacilityRow, LocationRow } from '../schema/index.js';
 import { jsonHasNul, type Sql } from '../sql.js';
-import { changedRoles, diffColumns, pick, requestSql, type StoredRow } from './request-sql.js';
+import { requestSql } from './request-sql.js';
 import type { WrittenCache } from './written-cache.js';
-
-/** How a write went: a new request, a change, nothing new, or older than what is stored. */
-export type WriteOutcome = 'new' | 'changed' | 'unchanged' | 'stale';
-
-/** Where a write came from; recorded in requests.source and request_changes.source. */
-export type WriteSource = 'poll' | 'backfill' | 'webhook' | 'action';
-
-/** Everything one detail record becomes: the rows of the request tables. */
-export interface NormalizedRequest {
-  content: RequestContent;
-  locations: LocationRow[];
-  fields: FieldRow[];
-  account: AccountRow | null;
-  facility: FacilityRow | null;
-  contentHash: string;
-}
-
-/** One observation of a request, ready to store. */
-export interface RequestWrite {
-  normalized: NormalizedRequest;
-  /** The record exactly as received. */
-  rawJson: string;
-  source: WriteSource;
-  /** When this observation was made (canonical ISO); orders writes that lack last_updated. */
-  observedAt: string;
-  /** When the service read the record, on its clock (canonical ISO; default observedAt). */
-  readAt?: string;
-}
-
-/**
- * An observation that carries only some of the content columns: a webhook's data object. It has
- * no last_updated, so only the time it was made orders it against what is stored.
- */
-export interface PartialRequestWrite {
-  /** The row's content; columns in `unknownColumns` are ignored, a null list_state is unknown. */
-  content: RequestContent;
-  /** Columns the observation does not carry: the stored values stay. */
-  unknownColumns: readonly (keyof RequestContent)[];
-  /** Locations by role (ids unknown); a role missing here is removed. */
-  locations: LocationRow[];
-  /** The account's name as the observation shows it; its other columns stay as stored. */
-  account: { account_id: string; name: string | null } | null;
-  rawJson: string;
-  source: WriteSource;
-  observedAt: string;
-}
-
-/** The stored columns the poll compares a list item with. */
-export interface StoredSummary {
-  request_id: string;
-  list_state: string | null;
-  event_dt_utc: string | null;
-  last_updated_timestamp_utc: string | null;
-  unavailable_at: string | null;
-  read_at: string | null;
-}
-
-/** Values kept from the stored row when the observation does not carry them. */
-const KEPT_WHEN_UNKNOWN = [
-  'list_state',
-  'created_timestamp_utc',
-  'last_updated_timestamp_utc',
-] as const;
 
 /**
  * Reads and writes of the requests table and its child rows, on one transaction's `sql`.
@@ -99,135 +42,50 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache) {
   const writeFacility = (facility: FacilityRow, at: string) =>
     writeShared(`facility:${facility.facility_id}`, q.upsertFacility, facility, at);
 
-  async function insertChange(change: {
-    request_id: string;
-    observed_at: string;
-    kind: string;
-    source: string;
-    changed_columns: string;
-    old_state: string | null;
-    new_state: string | null;
-    old_values_json: string | null;
-    new_values_json: string | null;
-  }): Promise<void> {
-    await sql.run(q.insertChange, change);
-  }
+  const insertChange = (change: ChangeRow) => sql.run(q.insertChange, change);
 
   /** Stores one observation. */
   async function write(observation: RequestWrite): Promise<WriteOutcome> {
-    const { normalized, rawJson, source, observedAt } = observation;
-    const readAt = observation.readAt ?? observedAt;
-    const incoming = normalized.content;
-    const stored = await selectRow(incoming.request_id);
-    if (stored && isOlder(incoming, observedAt, stored)) return 'stale';
-
-    const merged: RequestContent = { ...incoming };
-    if (stored) {
-      for (const column of KEPT_WHEN_UNKNOWN) merged[column] ??= stored[column];
-    }
-    const changedColumns = stored ? diffColumns(stored, merged) : [];
-    const isContentChanged = stored?.content_hash !== normalized.contentHash;
-    const wasUnavailable = Boolean(stored?.unavailable_at);
-    if (stored && changedColumns.length === 0 && !isContentChanged && !wasUnavailable) {
-      // Only an unsettled row needs its new read time; a settled one would only cost a write.
-      if (!isSettled(stored) && (stored.read_at === null || stored.read_at < readAt))
-        await sql.run(q.setReadAt, { request_id: stored.request_id, read_at: readAt });
+    const { normalized, observedAt } = observation;
+    const id = normalized.content.request_id;
+    const stored = await selectRow(id);
+    const plan = planDetailWrite(stored, observation);
+    if (plan.outcome === 'stale') return 'stale';
+    if (plan.outcome === 'unchanged') {
+      if (plan.readAt !== null)
+        await sql.run(q.setReadAt, { request_id: id, read_at: plan.readAt });
       return 'unchanged';
     }
-
-    await sql.run(q.upsertRequest, {
-      ...merged,
-      unavailable_at: null,
-      synced_at: observedAt,
-      read_at: readAt,
-      first_seen_at: stored?.first_seen_at ?? observedAt,
-      source,
-      content_hash: normalized.contentHash,
-      raw_json: rawJson,
-    });
-    if (!stored || isContentChanged) {
+    await sql.run(q.upsertRequest, plan.row);
+    if (plan.isChildrenReplaced) {
       const mayHaveChildren = stored !== undefined || !hasWriterToItself;
-      if (mayHaveChildren) await sql.run(q.deleteLocations, { id: incoming.request_id });
+      if (mayHaveChildren) await sql.run(q.deleteLocations, { id });
       for (const location of normalized.locations) await sql.run(q.insertLocation, location);
-      if (mayHaveChildren) await sql.run(q.deleteFields, { id: incoming.request_id });
+      if (mayHaveChildren) await sql.run(q.deleteFields, { id });
       for (const field of normalized.fields) await sql.run(q.insertField, field);
     }
     if (normalized.account) await writeAccount(normalized.account, observedAt);
     if (normalized.facility) await writeFacility(normalized.facility, observedAt);
-
-    if (isContentChanged && stored && changedColumns.length === 0) changedColumns.push('raw_json');
-    if (wasUnavailable) changedColumns.push('unavailable_at');
-    await insertChange({
-      request_id: incoming.request_id,
-      observed_at: observedAt,
-      kind: !stored ? 'created' : wasUnavailable ? 'available' : 'updated',
-      source,
-      changed_columns: stored ? changedColumns.join(',') : CONTENT_COLUMNS.join(','),
-      old_state: stored?.list_state ?? null,
-      new_state: merged.list_state,
-      old_values_json: stored ? pick(stored, changedColumns) : null,
-      new_values_json: pick(
-        { ...merged, unavailable_at: null },
-        stored ? changedColumns : [...CONTENT_COLUMNS],
-      ),
-    });
-    return stored ? 'changed' : 'new';
+    await insertChange(plan.change);
+    return plan.outcome;
   }
 
-  /**
-   * Stores a partial observation. A change replaces the stored raw_json and clears last_updated
-   * and content_hash: they described the polled record this write supersedes, so the next poll
-   * sees a difference and fetches the detail again.
-   */
+  /** Stores a partial observation (see planPartialWrite). */
   async function writePartial(observation: PartialRequestWrite): Promise<WriteOutcome> {
-    const { content, observedAt } = observation;
-    const id = content.request_id;
+    const id = observation.content.request_id;
     const stored = await selectRow(id);
-    // Older than the last write or the unavailable mark: an old "available" must not undo a mark.
-    if (stored && observedAt < maxOf(stored.synced_at, stored.unavailable_at)) return 'stale';
-    if (observation.account) await writeAccountName(observation.account, observedAt);
-
-    const merged: RequestContent = { ...content };
-    const values = merged as unknown as Record<string, unknown>;
-    for (const column of observation.unknownColumns) values[column] = stored?.[column] ?? null;
-    if (stored) merged.list_state ??= stored.list_state;
     const storedLocations = stored ? await sql.all<LocationRow>(q.selectLocations, { id }) : [];
-    const movedRoles = changedRoles(storedLocations, observation.locations);
-    const isChanged = !stored || diffColumns(stored, merged).length > 0 || movedRoles.length > 0;
-    const wasUnavailable = Boolean(stored?.unavailable_at);
-    if (!isChanged && !wasUnavailable) return 'unchanged';
-    if (stored && isChanged) merged.last_updated_timestamp_utc = null;
-
-    await sql.run(q.upsertPartial, {
-      ...merged,
-      synced_at: observedAt,
-      first_seen_at: stored?.first_seen_at ?? observedAt,
-      source: observation.source,
-      raw_json: observation.rawJson,
-      is_changed: isChanged ? 1 : 0,
-    });
-    for (const role of movedRoles) await sql.run(q.deleteLocation, { id, role });
+    const plan = planPartialWrite(stored, storedLocations, observation);
+    if (plan.outcome === 'stale') return 'stale';
+    if (observation.account) await writeAccountName(observation.account, observation.observedAt);
+    if (plan.outcome === 'unchanged') return 'unchanged';
+    await sql.run(q.upsertPartial, plan.row);
+    for (const role of plan.movedRoles) await sql.run(q.deleteLocation, { id, role });
     for (const location of observation.locations) {
-      if (movedRoles.includes(location.role)) await sql.run(q.insertLocation, location);
+      if (plan.movedRoles.includes(location.role)) await sql.run(q.insertLocation, location);
     }
-    const changedColumns = stored ? diffColumns(stored, merged) : [...CONTENT_COLUMNS];
-    // Locations have no requests column: their change shows as the record (raw_json) changing.
-    if (stored && isChanged && (changedColumns.length === 0 || movedRoles.length > 0)) {
-      changedColumns.push('raw_json');
-    }
-    if (wasUnavailable) changedColumns.push('unavailable_at');
-    await insertChange({
-      request_id: id,
-      observed_at: observedAt,
-      kind: !stored ? 'created' : wasUnavailable ? 'available' : 'updated',
-      source: observation.source,
-      changed_columns: changedColumns.join(','),
-      old_state: stored?.list_state ?? null,
-      new_state: merged.list_state,
-      old_values_json: stored ? pick(stored, changedColumns) : null,
-      new_values_json: pick({ ...merged, unavailable_at: null }, changedColumns),
-    });
-    return stored ? 'changed' : 'new';
+    await insertChange(plan.change);
+    return plan.outcome;
   }
 
   /** Upserts an account's name only, keeping the service levels and facilities polled. */
@@ -240,32 +98,17 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache) {
     if (changes > 0) written().forget(`account:${account.account_id}`);
   }
 
-  /**
-   * Marks a request the service no longer shows us. The row and its history stay. Returns false
-   * when it was already marked or is not stored, or, with `isGuarded`, when the stored row was
-   * observed after `at` (a late webhook must not mark a request a newer observation showed).
-   */
+  /** Marks a request the service no longer shows us (see planUnavailable); false: no change. */
   async function markUnavailable(
     requestId: string,
     at: string,
     source: WriteSource,
-    { isGuarded = false }: { isGuarded?: boolean } = {},
+    options: { isGuarded?: boolean } = {},
   ): Promise<boolean> {
-    const stored = await selectRow(requestId);
-    if (!stored || stored.unavailable_at) return false;
-    if (isGuarded && at < stored.synced_at) return false;
+    const change = planUnavailable(await selectRow(requestId), at, source, options);
+    if (!change) return false;
     await sql.run(q.setUnavailable, { request_id: requestId, unavailable_at: at });
-    await insertChange({
-      request_id: requestId,
-      observed_at: at,
-      kind: 'unavailable',
-      source,
-      changed_columns: 'unavailable_at',
-      old_state: stored.list_state,
-      new_state: stored.list_state,
-      old_values_json: JSON.stringify({ unavailable_at: null }),
-      new_values_json: JSON.stringify({ unavailable_at: at }),
-    });
+    await insertChange(change);
     return true;
   }
 
@@ -334,18 +177,3 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache) {
 
 /** The request store's interface. */
 export type RequestStore = ReturnType<typeof createRequestStore>;
-
-/**
- * An observation older than what is stored never overwrites it. With both last_updated values,
- * they decide; otherwise the time each observation was made does.
- */
-function isOlder(incoming: RequestContent, observedAt: string, stored: StoredRow): boolean {
-  const incomingUpdated = incoming.last_updated_timestamp_utc;
-  const storedUpdated = stored.last_updated_timestamp_utc;
-  if (incomingUpdated && storedUpdated) return incomingUpdated < storedUpdated;
-  return observedAt < stored.synced_at;
-}
-
-function maxOf(a: string, b: string | null): string {
-  return b !== null && b > a ? b : a;
-}

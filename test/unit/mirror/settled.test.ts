@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isSettled, SETTLE_MS } from '../../../src/db/settled.js';
-import type { StoredSummary } from '../../../src/db/store/request-store.js';
+import { isSettled, SETTLE_MS } from '../../../src/mirror/settled.js';
+import type { StoredSummary } from '../../../src/mirror/observations.js';
 
 /*
  * A stored record is trusted (settled) once it was read a full second after its last_updated:

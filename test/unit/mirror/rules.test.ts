@@ -7,12 +7,8 @@ import {
   type LocationRow,
   type RequestContent,
 } from '../../../src/db/schema/index.js';
-import {
-  changedRoles,
-  diffColumns,
-  pick,
-  type StoredRow,
-} from '../../../src/db/store/request-sql.js';
+import type { StoredRow } from '../../../src/mirror/observations.js';
+import { changedRoles, diffColumns, pick } from '../../../src/mirror/rules.js';
 import { normalizeTimestamp } from '../../../src/time.js';
 
 /*
