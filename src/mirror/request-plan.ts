@@ -136,10 +136,7 @@ export function planPartialWrite(
   observation: PartialRequestWrite,
 ): PartialPlan {
   const { content, observedAt } = observation;
-  // Older than the last write or the unavailable mark: an old "available" must not undo a mark.
-  if (stored && observedAt < maxOf(stored.synced_at, stored.unavailable_at)) {
-    return { outcome: 'stale' };
-  }
+  if (isPartialStale(stored, observedAt)) return { outcome: 'stale' };
   const merged: RequestContent = { ...content };
   const values = merged as unknown as Record<string, unknown>;
   for (const column of observation.unknownColumns) values[column] = stored?.[column] ?? null;
@@ -176,6 +173,15 @@ export function planPartialWrite(
     new_values_json: pick({ ...merged, unavailable_at: null }, changedColumns),
   };
   return { outcome: stored ? 'changed' : 'new', row, movedRoles, change };
+}
+
+/**
+ * Whether a partial observation made at `observedAt` is older than the last write or the
+ * unavailable mark: an old "available" must not undo a mark. (The store asks before it reads
+ * the stored locations a plan needs.)
+ */
+export function isPartialStale(stored: StoredRow | undefined, observedAt: string): boolean {
+  return stored !== undefined && observedAt < maxOf(stored.synced_at, stored.unavailable_at);
 }
 
 /**

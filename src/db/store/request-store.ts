@@ -7,6 +7,7 @@ import type {
   WriteSource,
 } from '../../mirror/observations.js';
 import {
+  isPartialStale,
   planDetailWrite,
   planPartialWrite,
   planUnavailable,
@@ -74,6 +75,7 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache) {
   async function writePartial(observation: PartialRequestWrite): Promise<WriteOutcome> {
     const id = observation.content.request_id;
     const stored = await selectRow(id);
+    if (isPartialStale(stored, observation.observedAt)) return 'stale';
     const storedLocations = stored ? await sql.all<LocationRow>(q.selectLocations, { id }) : [];
     const plan = planPartialWrite(stored, storedLocations, observation);
     if (plan.outcome === 'stale') return 'stale';
