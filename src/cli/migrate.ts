@@ -9,7 +9,9 @@ export const migrateCommand: Command = {
   usage: `Usage: transport-sync migrate [--db PATH]
 
 Applies the migrations this version ships to the database (TRANSPORT_DB). The daemon does
-the same at start; run this before an upgrade's first start to see the result separately.
+the same at start; run this before an upgrade's first start to see the result separately. It is
+the one command that creates a SQLite database's folder: the others refuse a path whose folder
+does not exist (a mistyped TRANSPORT_DB), with exit 2.
 Exit codes: 0 the schema is up to date, 1 the database could not be opened or migrated (a newer
 version's schema, permissions, a full disk, a server out of reach), 2 bad usage or configuration.`,
   async run(argv, io) {
@@ -19,7 +21,8 @@ version's schema, permissions, a full disk, a server out of reach), 2 bad usage 
       needsService: false,
       overrides: { dbPath: values.db },
     });
-    const db = await openDatabase(targetOf(config));
+    // The one command that starts a mirror in a new folder (the others refuse a missing one).
+    const db = await openDatabase({ ...targetOf(config), mayCreateFolder: true });
     try {
       const version = await schemaVersion(db);
       io.stdout.write(

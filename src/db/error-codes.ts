@@ -15,6 +15,8 @@ export const DB_ERROR_CODES = {
   'db.locked': 'failure',
   /** No database at the path (a read-only command). */
   'db.missing': 'failure',
+  /** TRANSPORT_DB names a folder that does not exist (only migrate creates one). */
+  'db.folder_missing': 'usage',
   /** The database was migrated by a newer version. */
   'db.newer_schema': 'failure',
   /** The database has not been migrated (run migrate). */

@@ -24,6 +24,11 @@ export interface OpenOptions extends DatabaseTarget {
   shouldMigrate?: boolean;
   isReadOnly?: boolean;
   busyTimeoutMs?: number;
+  /**
+   * Create the SQLite file's folder when it does not exist (`migrate` does). Otherwise a folder
+   * that does not exist is refused: a mistyped TRANSPORT_DB must not start a second, empty mirror.
+   */
+  mayCreateFolder?: boolean;
 }
 
 /** The PostgreSQL side, loaded only for a postgres:// mirror: a SQLite install never loads pg. */

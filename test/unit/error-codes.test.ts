@@ -86,12 +86,13 @@ describe('the error catalogs', () => {
       'cli.usage',
       'config.invalid',
       'copy.engines',
+      'db.folder_missing',
       'webhook.key_invalid',
       'webhook.key_unreadable',
       'webhook.no_key',
       'webhook.tls_invalid',
       'webhook.tls_unreadable',
     ]);
-    expect(Object.keys(ERROR_CODES)).toHaveLength(51);
+    expect(Object.keys(ERROR_CODES)).toHaveLength(52);
   });
 });

@@ -13,6 +13,8 @@ export interface SqliteOpenOptions {
   shouldMigrate?: boolean;
   isReadOnly?: boolean;
   busyTimeoutMs?: number;
+  /** Create the file's folder when it does not exist; otherwise refuse (db.folder_missing). */
+  mayCreateFolder?: boolean;
 }
 
 /**
@@ -26,8 +28,9 @@ export async function openSqlite({
   shouldMigrate = true,
   isReadOnly = false,
   busyTimeoutMs = 10_000,
+  mayCreateFolder = false,
 }: SqliteOpenOptions): Promise<SqliteConnection> {
-  if (!isReadOnly) createPrivateFile(path);
+  if (!isReadOnly) createPrivateFile(path, mayCreateFolder);
   let sqlite: Database.Database;
   try {
     sqlite = pinSqlite(new Database(path, { readonly: isReadOnly, fileMustExist: isReadOnly }));
@@ -81,10 +84,23 @@ export function appliedMigrations(sqlite: Database.Database): AppliedMigrations 
   return { count: row.n, newestAt: row.at };
 }
 
-/** Creates the file (and its directory) private to this user before SQLite first opens it. */
-function createPrivateFile(path: string): void {
+/**
+ * Creates the file private to this user before SQLite first opens it, and its folder only when
+ * told to: a folder that does not exist is more often a typing mistake than a new mirror.
+ */
+function createPrivateFile(path: string, mayCreateFolder: boolean): void {
   if (path === ':memory:' || existsSync(path)) return;
-  mkdirSync(dirname(resolve(path)), { recursive: true, mode: 0o700 });
+  const folder = dirname(resolve(path));
+  if (!existsSync(folder)) {
+    if (!mayCreateFolder) {
+      throw new TransportError({
+        code: 'db.folder_missing',
+        message: `the folder ${folder} of the database ${path} does not exist`,
+        hint: 'Check TRANSPORT_DB (or --db) for a typing mistake. For a new mirror there, create the folder or run `transport-sync migrate`, which creates it.',
+      });
+    }
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+  }
   closeSync(openSync(path, 'a', 0o600));
 }
 
