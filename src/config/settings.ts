@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { Cron } from 'croner';
 import { z } from 'zod';
 
 /**
@@ -108,6 +109,21 @@ function isCidr(text: string): boolean {
   if (family === 0 || rest.length > 0) return false;
   if (bits === undefined) return true;
   return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32);
+}
+
+/**
+ * A pattern the daemon's scheduler (croner) accepts. Checked with the rest of the configuration,
+ * so doctor and status refuse what run would.
+ */
+function checkCronPattern(pattern: string, context: z.RefinementCtx): void {
+  try {
+    new Cron(pattern, { paused: true }).stop();
+  } catch (error) {
+    context.addIssue({
+      code: 'custom',
+      message: `must be a cron pattern of five or six fields, seconds first when six, e.g. "0 * * * * *" (${(error as Error).message})`,
+    });
+  }
 }
 
 const cidrList = z
@@ -224,7 +240,7 @@ export const SETTINGS = {
     defaultText: '0 * * * * *',
     description:
       'When the daemon polls: a cron pattern, seconds field allowed (default: every minute at second 0). Cycles never overlap.',
-    schema: z.string().min(1, 'must be a cron pattern'),
+    schema: z.string().min(1, 'must be a cron pattern').superRefine(checkCronPattern),
   }),
   pollMode: setting({
     env: 'TRANSPORT_POLL',

@@ -4,6 +4,7 @@ import type { Logger } from '../log.js';
 import { createDaemonOps } from '../ops/index.js';
 import type { CycleResult } from '../sync/poll.js';
 import { startWebhookReceiver } from '../webhooks/index.js';
+import { checkReceiverFiles } from '../webhooks/preflight.js';
 import { createSyncContext, type SyncContext } from './context.js';
 import { HEARTBEAT_INTERVAL_MS, startIntakeLedger, type IntakeLedger } from './intake-ledger.js';
 import { startLeaderDuties, type LeaderDuties } from './leader-duties.js';
@@ -63,6 +64,8 @@ export async function startDaemon({
   onWebhook?: (outcome: string) => void;
 }): Promise<Daemon> {
   const pattern = parseCronPattern(config.pollCron);
+  // Before anything starts: the files the receiver needs, read as doctor reads them.
+  checkReceiverFiles(config);
   log.info({ version, config: redactConfig(config) }, 'transport-sync starting');
   const ops = createDaemonOps({ config, log, env });
   const context = await createSyncContext({ config, log, hooks: ops.metrics });

@@ -1,13 +1,16 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { SETTINGS } from '../config/index.js';
+import { SETTINGS, type Config } from '../config/index.js';
 import { readPasswordFile, type DatabaseTarget } from '../db/open.js';
 import { isPostgresLocation, postgresLocation } from '../db/location.js';
 import { inspectSqlite, type Inspection } from '../db/sqlite/inspect.js';
+import { describeError, TransportError } from '../errors.js';
+import { checkReceiverFiles } from '../webhooks/preflight.js';
 import type { CheckResult } from './doctor.js';
 
 /*
- * The doctor's checks of this machine: the secret file, the database and its file modes. They
+ * The doctor's checks of this machine: the secret files, the receiver's files, the database and
+ * its file modes. They
  * look and never touch: no file is created, chmod-ed or migrated (openDatabase would do all
  * three), so what they report is what the daemon will find.
  */
@@ -29,6 +32,24 @@ export function checkSecretFile(env: NodeJS.ProcessEnv): CheckResult {
   if (!file || !existsSync(file)) {
     return { name, status: 'skip', detail: 'no secret file (see the configuration check)' };
   }
+  return checkPrivateFile(name, file);
+}
+
+/**
+ * The other secrets' files, where configured: the database password and the receiver's TLS key.
+ * Each must not be readable by every user, like the client secret's.
+ */
+export function checkOtherSecretFiles(config: Config): CheckResult[] {
+  const files: [string, string | undefined][] = [
+    ['database password', config.dbPasswordFile],
+    ['webhook TLS key', config.webhookTlsKeyFile],
+  ];
+  return files.flatMap(([name, file]) =>
+    file && existsSync(file) ? [checkPrivateFile(name, file)] : [],
+  );
+}
+
+function checkPrivateFile(name: string, file: string): CheckResult {
   const mode = statSync(file).mode & 0o777;
   if (mode & 0o004) {
     return {
@@ -39,6 +60,29 @@ export function checkSecretFile(env: NodeJS.ProcessEnv): CheckResult {
     };
   }
   return { name, status: 'ok', detail: `${file} (mode ${octal(mode)})` };
+}
+
+/** The files the webhook receiver reads at start, read as `run` reads them. */
+export function checkReceiverSetup(config: Config): CheckResult {
+  const name = 'webhook receiver';
+  if (!config.webhookListen) {
+    return { name, status: 'skip', detail: `${SETTINGS.webhookListen.env} is not set` };
+  }
+  try {
+    checkReceiverFiles(config);
+    return {
+      name,
+      status: 'ok',
+      detail: `its key${config.webhookTlsCertFile ? ', certificate and TLS key' : ''} read`,
+    };
+  } catch (error) {
+    return {
+      name,
+      status: 'fail',
+      detail: describeError(error).message,
+      hint: error instanceof TransportError ? error.hint : undefined,
+    };
+  }
 }
 
 /** The database exists, opens, is migrated to this version, and this user can write it. */

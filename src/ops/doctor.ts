@@ -1,7 +1,13 @@
 import { loadConfig, type Config } from '../config/index.js';
 import { describeError, TransportError } from '../errors.js';
 import { targetOf } from '../db/open.js';
-import { checkDatabase, checkFileModes, checkSecretFile } from './doctor-local.js';
+import {
+  checkDatabase,
+  checkFileModes,
+  checkOtherSecretFiles,
+  checkReceiverSetup,
+  checkSecretFile,
+} from './doctor-local.js';
 import { checkService } from './doctor-service.js';
 
 /** ok: fine; warn: works, but worth fixing; fail: will not work; skip: could not be checked. */
@@ -17,8 +23,9 @@ export interface CheckResult {
 }
 
 /**
- * Runs every check, in the order an operator would fix them: configuration, the secret file,
- * the database and its file modes, then the service (token, one list call, the clock). A check
+ * Runs every check, in the order an operator would fix them: configuration, the secret files,
+ * the webhook receiver's key and TLS files (read as `run` reads them), the database and its
+ * file modes, then the service (token, one list call, the clock). A check
  * that cannot run because an earlier one failed is reported as skipped, not left out.
  */
 export async function runDoctor({
@@ -46,6 +53,7 @@ export async function runDoctor({
     });
   }
   results.push(checkSecretFile(env));
+  if (config) results.push(...checkOtherSecretFiles(config), checkReceiverSetup(config));
 
   // Without the service settings the database can still be checked.
   const localConfig = config ?? tryLoad(env, overrides);

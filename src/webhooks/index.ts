@@ -37,6 +37,7 @@ import { createApplier, type EventApplier } from './applier.js';
 import { createFetchQueue } from './fetch-queue.js';
 import { createReceiver } from './receiver.js';
 import { createSourcePolicy, DEFAULT_MAX_CONNECTIONS_PER_SOURCE } from './sources.js';
+import { missingKey } from './preflight.js';
 import { readTlsFiles, watchTlsFiles } from './tls.js';
 import { createVerifier, loadPublicKey, type SignatureVerifier } from './signature.js';
 
@@ -230,13 +231,7 @@ export function startEventApplier({
 function verifierFrom(config: WebhookConfig, log: Logger): SignatureVerifier | null {
   if (config.webhookPublicKeyFile)
     return createVerifier(loadPublicKey(config.webhookPublicKeyFile));
-  if (!config.isWebhookUnsignedAllowed) {
-    throw new TransportError({
-      code: 'webhook.no_key',
-      message: 'the webhook receiver needs a public key to verify signatures',
-      hint: 'Set TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE to the PEM key from the service settings (or TRANSPORT_WEBHOOK_ALLOW_UNSIGNED=1 for tests and trials).',
-    });
-  }
+  if (!config.isWebhookUnsignedAllowed) throw missingKey();
   log.warn(
     'webhook signatures are NOT verified (TRANSPORT_WEBHOOK_ALLOW_UNSIGNED=1, no public key)',
   );

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -20,15 +21,25 @@ afterAll(async () => {
   await sim.exited;
 });
 
-/** A healthy setup: the secret in a 0600 file, a migrated database. */
+/** The service's webhook signing key, as the organization admin downloads it (PEM). */
+const PUBLIC_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({
+  type: 'spki',
+  format: 'pem',
+});
+
+/** A healthy setup: the secret in a 0600 file, a migrated database, a receiver with its key. */
 async function healthyEnv(url: string, extra: Record<string, string> = {}) {
   const dir = tempDir();
   const secretFile = join(dir, 'client_secret');
   writeFileSync(secretFile, 'demo-secret\n', { mode: 0o600 });
+  const keyFile = join(dir, 'webhook-public-key.pem');
+  writeFileSync(keyFile, PUBLIC_KEY);
   const db = join(dir, 'mirror.db');
   const env = serviceEnv(url, {
     TRANSPORT_DB: db,
     TRANSPORT_CLIENT_SECRET_FILE: secretFile,
+    TRANSPORT_WEBHOOK_LISTEN: '127.0.0.1:0',
+    TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE: keyFile,
     ...extra,
   });
   delete env.TRANSPORT_CLIENT_SECRET;
@@ -56,6 +67,7 @@ describe('transport-sync doctor', () => {
     const names = [
       'configuration',
       'client secret',
+      'webhook receiver',
       'file modes',
       'schema',
       'database writable',
@@ -143,5 +155,47 @@ describe('transport-sync doctor', () => {
       /^FAIL {2}configuration: invalid configuration: TRANSPORT_AUTH_URL is required/,
     );
     expect(check(result.stdout, 'token endpoint').line).toMatch(/^skip/);
+  });
+
+  it('fails what run refuses, as run refuses it: the cron pattern, the receiver key, a secret file', async () => {
+    const { env } = await healthyEnv(sim.url);
+    // Each setup: what run says (exit 2, its error line) and the doctor check that must fail.
+    const badKey = join(tempDir(), 'no-such-key.pem');
+    const cases: [Record<string, string>, string, RegExp][] = [
+      [
+        { TRANSPORT_POLL_CRON: '61 * * * *' },
+        'configuration',
+        /TRANSPORT_POLL_CRON must be a cron pattern/,
+      ],
+      [
+        { TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE: badKey },
+        'webhook receiver',
+        /cannot read the webhook public key/,
+      ],
+    ];
+    for (const [extra, name, problem] of cases) {
+      const bad = { ...env, ...extra };
+      const run = await runCli(['run'], bad);
+      expect(run.code, run.stderr).toBe(2);
+      expect(run.stderr).toMatch(problem);
+      const doctor = await runCli(['doctor'], bad);
+      expect(doctor.code, doctor.stdout).toBe(1);
+      expect(check(doctor.stdout, name).line).toMatch(
+        new RegExp(`^FAIL {2}${name}: .*${problem.source}`),
+      );
+    }
+    // The database password file is a secret like the client secret's: not readable by all.
+    const passwordFile = join(tempDir(), 'db_password');
+    writeFileSync(passwordFile, 'secret\n', { mode: 0o644 });
+    chmodSync(passwordFile, 0o644);
+    const doctor = await runCli(['doctor'], { ...env, TRANSPORT_DB_PASSWORD_FILE: passwordFile });
+    expect(doctor.code).toBe(1);
+    const line = check(doctor.stdout, 'database password');
+    expect(line.line).toMatch(
+      /^FAIL {2}database password: .* is readable by every user \(mode 0?644\)/,
+    );
+    expect(line.todo).toBe(
+      `chmod 600 ${passwordFile} (and chown it to the user the daemon runs as).`,
+    );
   });
 });
