@@ -44,9 +44,16 @@ export interface StoreTx {
 export function createStore({ db, clock, log }: { db: Connection; clock: Clock; log?: Logger }) {
   const now = () => isoFromMs(clock.now());
   const written = createSharedWrittenCache();
-  // Each drift is logged once, when first recorded: the member and the request, never a value.
+  // Each kind of drift (source, member, problem) is logged once by this store, when first
+  // recorded: a drifted member shows on every request, and a line per request would bury the
+  // log. schema_drift, status and /metrics count every request. The member and the first
+  // request, never a value.
   const driftLog = log?.child({ area: 'schema' });
-  const onNew = (d: NewDrift) =>
+  const loggedDrift = new Set<string>();
+  const onNew = (d: NewDrift) => {
+    const kind = `${d.source}|${d.member}|${d.problem}`;
+    if (loggedDrift.has(kind)) return;
+    loggedDrift.add(kind);
     driftLog?.warn(
       {
         requestId: d.requestId,
@@ -56,8 +63,9 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
         expected: d.expected,
         received: d.received,
       },
-      'schema drift: a member differs from the documented shape',
+      'schema drift: a member differs from the documented shape (logged once; status counts it)',
     );
+  };
   // SQLite hands every transaction the same Sql: its bound stores are built once. A Sql serves
   // one transaction at a time, which sets the cache layer its stores see.
   const bound = new WeakMap<Sql, { tx: StoreTx; layer: { cache: TransactionCache } }>();

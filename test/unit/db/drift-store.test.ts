@@ -6,7 +6,7 @@ import { captureLogger } from '../../helpers/api.js';
 import { manualClock } from '../../helpers/simulator.js';
 
 describe('schema_drift', () => {
-  it('keeps one row per request and member, one per unknown member, and logs each drift once at warn', async () => {
+  it('keeps one row per request and member, one per unknown member, and logs each kind of drift once at warn', async () => {
     const db = await openDatabase({ location: ':memory:' });
     const clock = manualClock();
     const { log, lines } = captureLogger();
@@ -29,9 +29,14 @@ describe('schema_drift', () => {
     });
     clock.advance(60_000);
     await store.transaction((tx) => tx.drift.record('A1', 'poll', [retyped], tx.now()));
+    // The same member drifting in webhooks is another kind: logged once more.
+    await store.transaction(async (tx) => {
+      await tx.drift.record('C3', 'webhook', [retyped], tx.now());
+      await tx.drift.record('D4', 'webhook', [retyped], tx.now());
+    });
     const rows = sqliteOf(db)
       .prepare(
-        'SELECT request_id, member, problem, count, first_seen_at < last_seen_at AS moved FROM schema_drift ORDER BY member, request_id',
+        "SELECT request_id, member, problem, count, first_seen_at < last_seen_at AS moved FROM schema_drift WHERE source = 'poll' ORDER BY member, request_id",
       )
       .all();
     expect(rows).toEqual([
@@ -42,11 +47,13 @@ describe('schema_drift', () => {
     const warnings = lines
       .map((line) => JSON.parse(line) as Record<string, unknown>)
       .filter((l) => l.level === 40);
-    expect(warnings.map((w) => [w.requestId, w.member])).toEqual([
-      ['A1', 'patient_dob'],
-      ['A1', 'mileage'],
-      ['B2', 'patient_dob'],
+    // Once per kind (source, member, problem), not per request: B2 and D4 are counted, not logged.
+    expect(warnings.map((w) => [w.requestId, w.source, w.member])).toEqual([
+      ['A1', 'poll', 'patient_dob'],
+      ['A1', 'poll', 'mileage'],
+      ['C3', 'webhook', 'patient_dob'],
     ]);
+    expect(sqliteOf(db).prepare('SELECT count(*) AS n FROM schema_drift').get()).toEqual({ n: 5 });
     await db.close();
   });
 });
