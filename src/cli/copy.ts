@@ -35,10 +35,7 @@ configuration, or --to not a PostgreSQL URL or a source that is not a SQLite fil
       needsService: false,
       overrides: { dbPath: values.db },
     });
-    const target = loadConfig({
-      env: { ...io.env, TRANSPORT_DB: values.to },
-      needsService: false,
-    });
+    const target = loadTarget(io.env, values.to);
     if (isPostgresLocation(config.dbPath) || !isPostgresLocation(target.dbPath)) {
       throw new TransportError({
         code: 'copy.engines',
@@ -94,4 +91,22 @@ function formatCopy(results: TableCopy[]): string {
   });
   const isEqual = results.every((r) => r.isEqual);
   return `${lines.join('\n')}\n${isEqual ? 'copy complete: every table equal\n' : 'copy NOT equal: run it again to resume, or check the tables marked DIFFERENT\n'}`;
+}
+
+/**
+ * --to, checked as TRANSPORT_DB is (a PostgreSQL URL, no password in it), with its errors naming
+ * --to: the operator typed the URL there, and TRANSPORT_DB may be right.
+ */
+function loadTarget(env: NodeJS.ProcessEnv, to: string) {
+  try {
+    return loadConfig({ env: { ...env, TRANSPORT_DB: to }, needsService: false });
+  } catch (error) {
+    if (!(error instanceof TransportError) || error.code !== 'config.invalid') throw error;
+    const problem = error.message.match(/TRANSPORT_DB (.*?)(?:; [A-Z_]+ |$)/)?.[1];
+    if (problem === undefined) throw error;
+    throw usageError(
+      `--to ${problem}`,
+      'transport-sync copy --to postgres://user@host:port/database, the password in TRANSPORT_DB_PASSWORD_FILE',
+    );
+  }
 }

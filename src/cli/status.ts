@@ -1,5 +1,6 @@
 import { loadConfig } from '../config/index.js';
 import { parseCronPattern } from '../daemon/scheduler.js';
+import { isPostgresLocation } from '../db/location.js';
 import { openForReading, targetOf } from '../db/open.js';
 import { readStatus, type StatusReport, type StatusRun } from '../ops/status.js';
 import { DB_FLAG, EXIT, parseCommandArgs, parseIntegerFlag, type Command } from './command.js';
@@ -83,7 +84,7 @@ export function formatStatus(report: StatusReport): string {
     `  schema drift    ${formatDrift(report)}`,
     `  webhook events  ${report.webhook_events.received} received, ${report.webhook_events.pending} pending, ${report.webhook_events.failed} failed`,
     `  outbox          ${report.outbox.pending} pending, ${report.outbox.failed} failed`,
-    `  database        ${report.database_path} (${formatBytes(report.database_bytes)}, WAL ${formatBytes(report.wal_bytes)}), schema version ${report.schema_version} of ${report.known_schema_version}`,
+    `  database        ${report.database_path} (${formatBytes(report.database_bytes)}${isPostgresLocation(report.database_path) ? '' : `, WAL ${formatBytes(report.wal_bytes)}`}), schema version ${report.schema_version} of ${report.known_schema_version}`,
     `  daemons         ${formatCluster(report)}`,
   ];
   if (report.webhook_silence.is_silent)

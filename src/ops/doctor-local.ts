@@ -158,6 +158,13 @@ export function checkFileModes(path: string): CheckResult {
   if (isPostgresLocation(path)) {
     return { name: 'file modes', status: 'skip', detail: 'PostgreSQL: no database files here' };
   }
+  if (!existsSync(path)) {
+    return {
+      name: 'file modes',
+      status: 'skip',
+      detail: 'no database file (see the database check)',
+    };
+  }
   const loose = [path, `${path}-wal`, `${path}-shm`]
     .filter((file) => existsSync(file))
     .map((file) => ({ file, mode: statSync(file).mode & 0o777 }))

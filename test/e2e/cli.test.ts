@@ -43,6 +43,17 @@ describe('configuration and usage errors', () => {
     expect(flag.stderr).toMatch(/Unknown option '--bogus'/);
   });
 
+  it('names --to, not TRANSPORT_DB, when the copy target carries a password, and hides it', async () => {
+    const result = await runCli(
+      ['copy', '--to', 'postgres://sync:hunter2@127.0.0.1:9/mirror'],
+      cleanEnv({ TRANSPORT_DB: join(tempDir(), 'x.db') }),
+    );
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^transport-sync: error: --to must not carry a password/);
+    expect(result.stderr).not.toContain('TRANSPORT_DB must');
+    expect(result.stderr + result.stdout).not.toContain('hunter2');
+  });
+
   it('prints help and the settings', async () => {
     const help = await runCli(['help', 'config'], cleanEnv());
     expect(help.code).toBe(0);

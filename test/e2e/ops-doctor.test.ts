@@ -146,6 +146,10 @@ describe('transport-sync doctor', () => {
     const missing = await runCli(['doctor', '--db', `${db}.nope`], env);
     expect(missing.code).toBe(1);
     expect(check(missing.stdout, 'database').line).toMatch(/^FAIL {2}database: no database at/);
+    // No file, so no mode to judge: not an "ok" beside a missing database.
+    expect(check(missing.stdout, 'file modes').line).toMatch(
+      /^skip {2}file modes: no database file/,
+    );
   });
 
   it('reports invalid configuration and skips what depends on it', async () => {
