@@ -61,6 +61,14 @@ function write(
   );
 }
 
+/** The same detail observation of request `id`, for writes that differ only by request. */
+const observation = (id: string) => ({
+  normalized: normalizeDetail(detailRecord({ request_id: id }), listFields()),
+  rawJson: '{}',
+  source: 'poll' as const,
+  observedAt: '2026-11-21T09:00:00.000Z',
+});
+
 describe('the mirror database', () => {
   it('is created with every migration', async () => {
     expect(await schemaVersion(db)).toBeGreaterThanOrEqual(2);
@@ -309,12 +317,6 @@ describe('writing requests', () => {
   });
 
   it('stores the account and facility of a batch whose first request rolled back to its savepoint', async () => {
-    const observation = (id: string) => ({
-      normalized: normalizeDetail(detailRecord({ request_id: id }), listFields()),
-      rawJson: '{}',
-      source: 'poll' as const,
-      observedAt: '2026-11-21T09:00:00.000Z',
-    });
     await store.transaction(async (tx) => {
       // The first request writes the account and facility, then fails: its savepoint rolls back.
       await expect(
@@ -336,12 +338,6 @@ describe('writing requests', () => {
   });
 
   it('stores the account of a request whose transaction ran beside one that wrote it and rolled back', async () => {
-    const observation = (id: string) => ({
-      normalized: normalizeDetail(detailRecord({ request_id: id }), listFields()),
-      rawJson: '{}',
-      source: 'poll' as const,
-      observedAt: '2026-11-21T09:00:00.000Z',
-    });
     let rollBack!: () => void;
     const rolledBack = new Promise<void>((resolve) => (rollBack = resolve));
     let firstWrote!: () => void;
