@@ -14,8 +14,11 @@ export const gapsCommand: Command = {
 Lists the last intake gaps: stretches in which the webhook receiver could not accept or store
 deliveries (the daemon was down, or storing failed). The service retries a delivery for about
 64 s and then drops it, so a gap longer than TRANSPORT_INTAKE_GAP_ALARM_SECONDS may have lost
-events: it is listed with the open requests that have had no event since it began. Check those
-with the service (its web application), then run with --ack: status stops exiting 1 for them.
+events: it is listed with the requests still at risk, the open ones (awaiting or accepted, pickup
+after the gap began) that nothing has read from the service since it ended. A webhook event that
+carried the record, a detail fetch, or a poll cycle that completed after the gap (its states and
+window) takes a request off the list. Check the rest with the service (its web application),
+then run with --ack: status stops exiting 1 for them.
 Exit codes: 0 none unreviewed (or all acknowledged with --ack), 1 some unreviewed, 2 bad usage.`,
   async run(argv, io) {
     const { values } = parseCommandArgs(argv, {

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { RequestState } from '../config/index.js';
+import { POLL_COVERAGE_KEY, pollCoverageText, type PollCoverage } from '../mirror/intake-risk.js';
 import type { StoredSummary } from '../mirror/observations.js';
 import { emptyCounts, type RunCounts, type RunStatus } from '../db/store/run-store.js';
 import type { Store } from '../db/store.js';
@@ -67,13 +68,9 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
   const { store, clock, settings } = deps;
   const window = pollWindow(clock.now(), settings.windowPastHours, settings.windowFutureHours);
   const range = { from: isoFromMs(window.fromMs), to: isoFromMs(window.toMs) };
+  const startedAt = store.now();
   const runId = await store.transaction((tx) =>
-    tx.runs.start({
-      kind: 'poll',
-      startedAt: tx.now(),
-      windowFrom: range.from,
-      windowTo: range.to,
-    }),
+    tx.runs.start({ kind: 'poll', startedAt, windowFrom: range.from, windowTo: range.to }),
   );
   const callsAtStart = deps.calls.snapshot();
   const counts = emptyCounts();
@@ -168,6 +165,12 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
     errors,
     isListComplete,
     signal,
+    coverage: {
+      started_at: startedAt,
+      window_from: range.from,
+      window_to: range.to,
+      states: [...settings.states],
+    },
   });
   // Retired as a whole: every polled state's list answered 404 or 410. One endpoint gone while
   // another answers is a fault to report, not a retirement to act on.
@@ -305,6 +308,8 @@ async function finishCycle(
     errors: string[];
     isListComplete: boolean;
     signal?: AbortSignal;
+    /** What the cycle compared with the service; recorded when it did all of it (status ok). */
+    coverage: PollCoverage;
   },
 ): Promise<Omit<CycleResult, 'isPollingRetired'>> {
   const { store, log } = deps;
@@ -322,6 +327,10 @@ async function finishCycle(
     await tx.runs.finish(run.runId, { finishedAt, status, counts, error });
     if (run.isListComplete && status !== 'aborted')
       await tx.state.set(LAST_SUCCESS_KEY, finishedAt, finishedAt);
+    // Every listed request compared and every differing one read: an intake gap that ended
+    // before the cycle began puts none of them at risk (see mirror/intake-risk.ts).
+    if (status === 'ok')
+      await tx.state.set(POLL_COVERAGE_KEY, pollCoverageText(run.coverage), finishedAt);
   });
   const line = { runId: run.runId, status, ...counts };
   if (status === 'ok') log.info(line, 'poll cycle finished');

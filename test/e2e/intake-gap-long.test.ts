@@ -78,6 +78,31 @@ describe('a daemon stopped for longer than the service retries while the service
     expect(stopped.code).toBe(0);
     expect(stopped.stdout).toMatch(/"msg":"intake gap longer than the service retries/);
 
+    // The service answers v1.0 polls again, and one `sync` reads the mirror against it: each
+    // request it covered (its states, its window) is off the list, the lost ones among them.
+    const faults = await fetch(`${f.sim.url}/_sim/faults/`, { method: 'POST', body: '{}' });
+    expect(await faults.json()).toEqual({});
+    const sync = await runCli(['sync'], f.env);
+    expect(sync.code, sync.stderr).toBe(0);
+    const [run] = f.query<{ window_from: string; window_to: string }>(
+      "SELECT window_from, window_to FROM sync_runs WHERE kind = 'poll' AND status = 'ok' ORDER BY run_id DESC LIMIT 1",
+    );
+    const inWindow = new Set(
+      f
+        .query<{ request_id: string }>(
+          'SELECT request_id FROM requests WHERE event_dt_utc BETWEEN ? AND ?',
+          run!.window_from,
+          run!.window_to,
+        )
+        .map((row) => row.request_id),
+    );
+    const gapsAfter = await runCli(['gaps', '--json'], f.env);
+    expect(gapsAfter.code, gapsAfter.stderr).toBe(1);
+    const after = JSON.parse(gapsAfter.stdout) as { last: { request_ids: string[] }[] };
+    const stillAtRisk = after.last[0]!.request_ids;
+    expect(lostAndOpen.filter((id) => inWindow.has(id)).length).toBeGreaterThan(0);
+    for (const id of stillAtRisk) expect(inWindow.has(id), id).toBe(false);
+
     const ack = await runCli(['gaps', '--ack'], f.env);
     expect(ack.code, ack.stderr).toBe(0);
     expect(ack.stdout).toMatch(/acknowledged 1 gap/);

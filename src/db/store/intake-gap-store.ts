@@ -1,25 +1,47 @@
+import {
+  isAtRisk,
+  parsePollCoverage,
+  POLL_COVERAGE_KEY,
+  type AtRiskFacts,
+} from '../../mirror/intake-risk.js';
 import type { IntakeGapRow } from '../schema/index.js';
-import type { Connection, Sql } from '../sql.js';
+import type { Connection, Dialect, Sql } from '../sql.js';
 
 export type { IntakeGapRow };
 
 /**
- * Open requests whose webhook events a gap may have lost: awaiting or accepted, available, with
- * their pickup (agreed, else requested) after the gap began, and no event received since it ended.
- * An event received just before the gap says nothing of the ones the gap may have swallowed; one
- * received after it carries the record as it is now.
+ * The facts of the requests a gap from `since` may have put at risk, in one statement: the open
+ * ones (awaiting or accepted, available) with their pickup (agreed, else requested) after
+ * `since`, each with what the mirror read of it from the service, and the last complete poll's
+ * coverage (the same value on every row). mirror/intake-risk.ts decides which are still at risk.
+ * An event counts when it carried the record (v2.0 data, or UNAVAILABLE) or, for v1.0, once
+ * the detail it cued was fetched; never one that failed to apply.
  */
-const AT_RISK = `
-  SELECT r.request_id FROM requests r
+const atRiskFacts = (dialect: Dialect) => `
+  SELECT r.request_id, r.list_state, r.unavailable_at, r.event_dt_utc, r.read_at,
+    coalesce(r.transport_agreed_for_time, r.transport_pickup_time) AS pickup_at,
+    (SELECT max(e.received_at) FROM webhook_events e
+      WHERE e.service_request_id = r.request_id AND e.error IS NULL
+        AND ((e.envelope = 'v2' AND (e.request_status = 'UNAVAILABLE'
+                OR ${dialect.jsonMemberIsObject('e.payload_json', 'data')}))
+          OR (e.envelope = 'v1' AND e.processed_at IS NOT NULL))) AS record_event_at,
+    (SELECT q.last_seen_at FROM quarantine q WHERE q.record_key = r.request_id) AS quarantined_at,
+    s.value AS poll_coverage
+  FROM requests r LEFT JOIN sync_state s ON s.key = @coverage_key
   WHERE r.unavailable_at IS NULL AND r.list_state IN ('awaiting', 'accepted')
     AND coalesce(r.transport_agreed_for_time, r.transport_pickup_time) > @since
-    AND NOT EXISTS (
-      SELECT 1 FROM webhook_events e
-      WHERE e.service_request_id = r.request_id AND e.received_at >= @ended)
   ORDER BY coalesce(r.transport_agreed_for_time, r.transport_pickup_time), r.request_id`;
 
-const requestsAtRisk = async (sql: Sql, since: string, ended: string) =>
-  (await sql.all<{ request_id: string }>(AT_RISK, { since, ended })).map((row) => row.request_id);
+/** Ids of the requests still at risk from a gap from `since` to `ended`, by pickup. */
+async function requestsAtRisk(sql: Sql, since: string, ended: string): Promise<string[]> {
+  const rows = await sql.all<AtRiskFacts & { poll_coverage: string | null }>(
+    atRiskFacts(sql.dialect),
+    { since, coverage_key: POLL_COVERAGE_KEY },
+  );
+  const coverage = parsePollCoverage(rows[0]?.poll_coverage);
+  const gap = { started_at: since, ended_at: ended };
+  return rows.filter((row) => isAtRisk(row, gap, coverage)).map((row) => row.request_id);
+}
 
 /** The intake_gaps table and the requests a gap puts at risk. */
 export function createIntakeGapStore(sql: Sql) {

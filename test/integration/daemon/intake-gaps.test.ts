@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startIntakeLedger } from '../../../src/daemon/intake-ledger.js';
-import { readStatus } from '../../../src/ops/status.js';
+import { readIntakeGapsReport } from '../../../src/ops/intake.js';
+import { silentLogger } from '../../../src/log.js';
+import { runPollCycle, type PollDeps } from '../../../src/sync/poll.js';
+import type { SyncClient } from '../../../src/sync/ports.js';
 import { captureLogger } from '../../helpers/api.js';
 import { execute, queryAll } from '../../helpers/engine.js';
 import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
@@ -8,24 +11,18 @@ import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 let mirror: MirrorFixture;
 afterEach(async () => mirror?.close());
 
-const status = (m: MirrorFixture) =>
-  readStatus({
-    db: m.db,
-    nowMs: m.clock.now(),
-    pollCron: '0 * * * * *',
-    staleAfterCycles: 3,
-    isPollingOn: false,
-    hasWebhooks: true,
-  });
+/** What `status` shows under the key intake_gaps. */
+const status = async (m: MirrorFixture) => ({ intake_gaps: await readIntakeGapsReport(m.db) });
 
-/** Open requests with pickup ahead, as the ledger judges them at risk. */
-async function openRequests(m: MirrorFixture, since: number): Promise<string[]> {
+/** Open requests with pickup ahead (of `state`, or both open states), as the mirror holds them. */
+async function openRequests(m: MirrorFixture, since: number, state?: string): Promise<string[]> {
   const rows = await queryAll<{ request_id: string }>(
     m.db,
     `SELECT request_id FROM requests WHERE unavailable_at IS NULL
        AND list_state IN ('awaiting', 'accepted')
-       AND coalesce(transport_agreed_for_time, transport_pickup_time) > @since`,
-    { since: new Date(since).toISOString() },
+       AND coalesce(transport_agreed_for_time, transport_pickup_time) > @since
+       AND (@state = '' OR list_state = @state)`,
+    { since: new Date(since).toISOString(), state: state ?? '' },
   );
   return rows.map((row) => row.request_id);
 }
@@ -57,7 +54,7 @@ describe('the ledger of intake gaps', () => {
     await execute(
       mirror.db,
       `INSERT INTO webhook_events (event_id, envelope, service_request_id, payload_json, received_at)
-       VALUES ('e1', 'v2', @request_id, '{}', @received_at)`,
+       VALUES ('e1', 'v2', @request_id, '{"data": {}}', @received_at)`,
       { request_id: open[0], received_at: new Date(mirror.clock.now()).toISOString() },
     );
     await (await start()).stop();
@@ -79,5 +76,154 @@ describe('the ledger of intake gaps', () => {
     const after = (await status(mirror)).intake_gaps;
     expect(after.unreviewed).toBe(0);
     expect(after.last[0]).toMatchObject({ is_alarmed: true, reviewed_at: expect.any(String) });
+  });
+
+  it('leaves out the requests a poll read again after the gap, and keeps those no poll read', async () => {
+    mirror = await startMirror({ requests: 80 });
+    await mirror.cycle();
+    const ledger = () =>
+      startIntakeLedger({
+        store: mirror.store,
+        clock: mirror.clock,
+        log: silentLogger(),
+        alarmSeconds: 90,
+      });
+    await (await ledger()).stop();
+    const gapStart = mirror.clock.now();
+    const accepted = await openRequests(mirror, gapStart, 'accepted');
+    const awaiting = await openRequests(mirror, gapStart, 'awaiting');
+    expect(accepted.length).toBeGreaterThan(3);
+    expect(awaiting.length).toBeGreaterThan(1);
+    // Changed on the service while the receiver was down: their events are lost.
+    const [reRead, failed, unchanged] = accepted;
+    const changedAwaiting = awaiting[0]!;
+    mirror.clock.advance(50_000);
+    for (const id of [reRead!, failed!, changedAwaiting])
+      mirror.sim.world.editRequest(id, 'service_level');
+    mirror.clock.advance(50_000);
+    await (await ledger()).stop();
+    const atRisk = async () => {
+      const { last } = (await status(mirror)).intake_gaps;
+      expect(last[0]).toMatchObject({ is_alarmed: true, reviewed_at: null });
+      return [...last[0]!.request_ids].sort();
+    };
+    const open = [...accepted, ...awaiting].sort();
+    expect(await atRisk()).toEqual(open);
+
+    // Polls of the accepted, completed and canceled lists only: awaiting is not read again.
+    const poll = (client: SyncClient = mirror.client): Promise<unknown> => {
+      const deps: PollDeps = {
+        ...mirror.deps,
+        client,
+        settings: { ...mirror.deps.settings, states: ['accepted', 'completed', 'canceled'] },
+      };
+      return runPollCycle(deps);
+    };
+    mirror.clock.advance(2_000);
+    // The first fails to fetch one changed request's detail: it reads `reRead` again, but
+    // leaves `failed` to retry, so it cannot vouch for the requests it found unchanged.
+    const failing: SyncClient = {
+      listRequests: (query) => mirror.client.listRequests(query),
+      listRequestDetails: (query) => mirror.client.listRequestDetails(query),
+      getRequest: (id, options) =>
+        id === failed
+          ? Promise.reject(new Error('connection reset'))
+          : mirror.client.getRequest(id, options),
+    };
+    expect(await poll(failing)).toMatchObject({ status: 'partial' });
+    expect(await atRisk()).toEqual(open.filter((id) => id !== reRead));
+    expect(await atRisk()).toContain(unchanged);
+
+    // The next reads `failed` again and completes: every accepted request is off the list, the
+    // awaiting ones stay, the one changed in the gap among them.
+    expect(await poll()).toMatchObject({ status: 'ok' });
+    expect(await atRisk()).toEqual([...awaiting].sort());
+    expect(await atRisk()).toContain(changedAwaiting);
+
+    // A cycle of every state: none left.
+    mirror.clock.advance(2_000);
+    expect(await mirror.cycle()).toMatchObject({ status: 'ok' });
+    expect(await atRisk()).toEqual([]);
+    const [changed] = await queryAll<{ n: number }>(
+      mirror.db,
+      `SELECT count(*) AS n FROM request_changes
+       WHERE source = 'poll' AND observed_at > @since AND request_id IN (@a, @b, @c)`,
+      { since: new Date(gapStart).toISOString(), a: reRead, b: failed, c: changedAwaiting },
+    );
+    expect(Number(changed!.n)).toBe(3);
+  });
+
+  it('leaves out nothing for a poll that began before the gap ended', async () => {
+    mirror = await startMirror({ requests: 40 });
+    const ledger = () =>
+      startIntakeLedger({
+        store: mirror.store,
+        clock: mirror.clock,
+        log: silentLogger(),
+        alarmSeconds: 90,
+      });
+    await (await ledger()).stop();
+    const gapStart = mirror.clock.now();
+    mirror.clock.advance(100_000);
+    // A complete cycle while the receiver is still down (polling alone ran on).
+    expect(await mirror.cycle()).toMatchObject({ status: 'ok' });
+    const open = await openRequests(mirror, gapStart);
+    expect(open.length).toBeGreaterThan(3);
+    mirror.clock.advance(1_000);
+    await (await ledger()).stop();
+    const { last } = (await status(mirror)).intake_gaps;
+    expect([...last[0]!.request_ids].sort()).toEqual([...open].sort());
+  });
+
+  it('counts the webhook events that carried the record, once they applied', async () => {
+    mirror = await startMirror({ requests: 60 });
+    await mirror.cycle();
+    const ledger = () =>
+      startIntakeLedger({
+        store: mirror.store,
+        clock: mirror.clock,
+        log: silentLogger(),
+        alarmSeconds: 90,
+      });
+    await (await ledger()).stop();
+    const gapStart = mirror.clock.now();
+    const open = await openRequests(mirror, gapStart);
+    expect(open.length).toBeGreaterThan(7);
+    mirror.clock.advance(100_000);
+    const at = (ms: number) => new Date(mirror.clock.now() + ms).toISOString();
+    const events: [string, string, string | null, string | null, string | null, string][] = [
+      // envelope, payload, request_status, processed_at, error, received_at
+      ['v2', '{"data": {}}', 'ACCEPTED', null, null, at(0)], // data, pending: counts
+      ['v2', '{"data": null}', 'UNAVAILABLE', at(1), null, at(1)], // the end of it: counts
+      ['v1', '{"event": {}}', null, at(1), null, at(1)], // its detail fetched: counts
+      ['v2', '{"data": {}}', 'ACCEPTED', null, null, at(-1)], // before the end: not
+      ['v2', '{"data": null}', 'ACCEPTED', at(1), null, at(1)], // no record: not
+      ['v2', '{"data": {}}', 'ACCEPTED', at(1), 'invalid data', at(1)], // failed: not
+      ['v1', '{"event": {}}', null, null, null, at(1)], // fetch not done yet: not
+    ];
+    for (const [
+      index,
+      [envelope, payload, status, processedAt, error, receivedAt],
+    ] of events.entries()) {
+      await execute(
+        mirror.db,
+        `INSERT INTO webhook_events (event_id, envelope, service_request_id, request_status,
+           payload_json, received_at, processed_at, error)
+         VALUES (@id, @envelope, @request_id, @status, @payload, @received_at, @processed_at, @error)`,
+        {
+          id: `e${index}`,
+          envelope,
+          request_id: open[index],
+          status,
+          payload,
+          received_at: receivedAt,
+          processed_at: processedAt,
+          error,
+        },
+      );
+    }
+    await (await ledger()).stop();
+    const { last } = (await status(mirror)).intake_gaps;
+    expect([...last[0]!.request_ids].sort()).toEqual(open.slice(3).sort());
   });
 });
