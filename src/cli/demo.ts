@@ -1,15 +1,21 @@
 import { mkdirSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, resolve } from 'node:path';
-import { loadConfig } from '../config/index.js';
+import { loadConfig, type Config } from '../config/index.js';
 import { handleSignals, startDaemon } from '../daemon/lifecycle.js';
+import { openForReading, targetOf } from '../db/open.js';
+import { readMirrorFacts, type MirrorFacts } from '../db/store/facts.js';
 import { createLogger } from '../log.js';
 import { createSimulator, V1_ENDPOINTS } from '../simulator/index.js';
 import { EXIT, parseCommandArgs, parseIntegerFlag, type Command } from './command.js';
+import { createDemoLogStream } from './demo-log.js';
+import { createDemoSummary } from './demo-summary.js';
 import { packageVersion } from './version.js';
-import { readMirrorFacts } from '../db/store/facts.js';
 
 const DEMO_DB = './data/demo.db';
+
+/** How often the demo prints the webhook events that came in. */
+const SUMMARY_INTERVAL_MS = 5_000;
 
 /** `transport-sync demo`: the simulator with its mutation driver, and the daemon mirroring it. */
 export const demoCommand: Command = {
@@ -23,6 +29,11 @@ seconds, as the real service would, and sends a signed webhook for each change),
 daemon against it into ${DEMO_DB}, polling and receiving webhooks, and prints queries to try.
 --webhooks-only retires the simulator's v1.0 endpoints, as the real service did on 2026-08-12:
 the daemon notices and runs on webhooks alone. Needs no credentials. Ctrl-C stops both.
+It then prints a line per poll cycle, one every 5 s for the webhook events that came in, one
+when schema drift grows, and at the end a summary of what arrived and changed. The daemon's
+warnings and errors show on stderr as one short line per message, repeats left out. With
+LOG_LEVEL set (LOG_LEVEL=info, say), stderr gets the daemon's log lines instead: JSON, or
+readable lines on a terminal, as \`run\` logs.
 Exit codes: 0 stopped (Ctrl-C, SIGINT or SIGTERM), 1 the daemon could not start or was ended at
 once (a second signal, or a graceful stop past 10 s), 2 bad arguments or configuration.`,
   async run(argv, io) {
@@ -78,48 +89,71 @@ once (a second signal, or a graceful stop past 10 s), 2 bad arguments or configu
         TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE: publicKeyFile,
         // The simulator is local: no need to spare it.
         TRANSPORT_RATE_LIMIT_PER_SEC: io.env.TRANSPORT_RATE_LIMIT_PER_SEC ?? '0',
-        LOG_LEVEL: io.env.LOG_LEVEL ?? 'warn',
+        LOG_LEVEL: io.env.LOG_LEVEL || 'warn',
       },
       needsService: true,
     });
-    const log = createLogger({ level: config.logLevel, destination: io.stderr });
+    // The daemon's log lines only when asked for (LOG_LEVEL set); otherwise short lines for a
+    // person, and the summary tells what came in.
+    const logLines = !io.env.LOG_LEVEL
+      ? createDemoLogStream((line) => io.stderr.write(line))
+      : null;
+    const log = createLogger({ level: config.logLevel, destination: logLines ?? io.stderr });
     const absolute = resolve(dbPath);
     io.stdout.write(demoIntro(url, absolute, isWebhooksOnly));
-    const webhookOutcomes = new Map<string, number>();
+    const summary = createDemoSummary();
     const daemon = await startDaemon({
       config,
       log,
       version: packageVersion(),
-      onCycle: async ({ runId, status, counts }, context) => {
-        const facts = await readMirrorFacts(context.db);
-        const total =
-          Object.values(facts.requestsByState).reduce((sum, n) => sum + n, 0) + facts.unavailable;
-        io.stdout.write(
-          `cycle ${runId} ${status}: ${counts.requestsNew} new, ${counts.requestsChanged} changed, ` +
-            `${counts.requestsUnavailable} unavailable (${counts.listCalls} list, ${counts.detailCalls} detail calls); ` +
-            `${total} requests stored\n`,
-        );
+      onCycle: async (result, context) => {
+        const facts = await readMirrorFacts(context.db).catch(() => undefined);
+        io.stdout.write(summary.cycle(result, facts));
       },
-      onWebhook: (outcome) => webhookOutcomes.set(outcome, (webhookOutcomes.get(outcome) ?? 0) + 1),
+      onWebhook: (outcome) => summary.webhook(outcome),
     });
-    // One line every few seconds for the events that came in since the last one.
-    const webhookLines = setInterval(() => {
-      if (webhookOutcomes.size === 0) return;
-      const total = [...webhookOutcomes.values()].reduce((sum, n) => sum + n, 0);
-      const parts = [...webhookOutcomes].map(([outcome, n]) => `${n} ${outcome}`).join(', ');
-      webhookOutcomes.clear();
-      io.stdout.write(`webhooks: ${total} events (${parts})\n`);
-    }, 5_000);
-    webhookLines.unref();
+    const startedAt = Date.now();
+    // Every few seconds, one line for the events that came in since the last, and drift if it
+    // grew. One tick at a time; the facts are skipped when the database is closing.
+    let ticking = Promise.resolve();
+    const tick = async () => {
+      const facts = await readMirrorFacts(daemon.context.db).catch(() => undefined);
+      io.stdout.write(summary.tick(facts));
+    };
+    const ticker = setInterval(() => (ticking = ticking.then(tick)), SUMMARY_INTERVAL_MS);
+    ticker.unref();
     const release = handleSignals(daemon, log);
     await daemon.stopped;
-    clearInterval(webhookLines);
+    clearInterval(ticker);
+    await ticking;
     release();
     simulator.stopMutating();
     await simulator.close();
+    io.stdout.write(summary.tick());
+    io.stdout.write(
+      summary.final({
+        facts: await readFinalFacts(config),
+        elapsedMs: Date.now() - startedAt,
+        hiddenLogLines: logLines?.hiddenLines() ?? 0,
+      }),
+    );
     return EXIT.ok;
   },
 };
+
+/** The mirror's totals once the daemon has stopped; undefined when it cannot be read. */
+async function readFinalFacts(config: Config): Promise<MirrorFacts | undefined> {
+  try {
+    const db = await openForReading(targetOf(config));
+    try {
+      return await readMirrorFacts(db);
+    } finally {
+      await db.close();
+    }
+  } catch {
+    return undefined;
+  }
+}
 
 /** A port free on 127.0.0.1 now (the receiver takes it a moment later). */
 async function freePort(): Promise<number> {
