@@ -8,7 +8,10 @@ export const doctorCommand: Command = {
     'Check the configuration, file modes, the database, the service and the clock; say what to fix',
   usage: `Usage: transport-sync doctor [--json] [--db PATH]
 
-Checks, in order: the configuration; that the client secret file is not readable by others;
+Checks, in order: the configuration, as run validates it; that the secret files (client
+secret, database password, TLS key) are not readable by others; the webhook receiver's key and
+TLS files, read as run reads them; how data will come in (fails with polling off and no
+receiver, warns of polling alone, which the service retired on 2026-08-12);
 the database files' modes (0600); that the database exists, is migrated to this version and
 is writable by this user; a token from the token endpoint; one list call (the last hour);
 the clock against the service's Date header (warns beyond 60 s). Changes nothing.

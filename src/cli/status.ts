@@ -9,19 +9,24 @@ import { DB_FLAG, EXIT, parseCommandArgs, parseIntegerFlag, type Command } from 
 export const statusCommand: Command = {
   name: 'status',
   summary:
-    'Freshness, mode, last runs, schema drift, intake gaps; exit 1 when stale or a gap is unreviewed',
+    'Freshness, mode, last runs, schema drift, intake gaps; exit 1 when stale, silent, unable to receive, or a gap is unreviewed',
   usage: `Usage: transport-sync status [--json] [--runs N] [--db PATH]
 
 Reads the database (read-only, never migrates) and prints the last successful cycle and its
 age, the last N runs (default 5) with their counts and errors, requests by state, unavailable
-and quarantined counts, webhook events received and pending, the outbox, the database size and
-schema version, how data comes in (mode), webhook silence, and the last intake gaps with the
-requests at risk from each unreviewed one. --json prints one JSON object with stable snake_case
-keys (see docs/operations.md). The mirror is stale when polling runs and no cycle has succeeded yet, or
-the last success is older than TRANSPORT_STALE_AFTER_CYCLES poll intervals (the interval comes
-from TRANSPORT_POLL_CRON).
-Exit codes: 0 fresh, 1 stale, never synced, no database, or an intake gap longer than the
-service's retries not yet acknowledged (transport-sync gaps --ack), 2 bad usage or configuration.`,
+and quarantined counts, webhook events received and pending, the last delivery, the outbox, the
+database size and schema version, how data comes in (mode), webhook silence, and the last intake
+gaps with the requests at risk from each unreviewed one. --json prints one JSON object with
+stable snake_case keys (see docs/operations.md).
+Mode, freshness and silence are judged by the settings the daemon recorded when it started
+(TRANSPORT_POLL, TRANSPORT_POLL_CRON, TRANSPORT_STALE_AFTER_CYCLES, the webhook receiver and
+its silence watch), so a shell sees what the daemon sees; before any daemon has run, by this
+command's own settings. The mirror is stale when polling runs and no cycle has succeeded yet, or
+the last success is older than TRANSPORT_STALE_AFTER_CYCLES poll intervals.
+Exit codes: 0 healthy, 1 stale or never synced, nothing can bring data in (polling off or
+retired and no webhook receiver: mode none), webhook silence, an intake gap longer than the
+service's retries not yet acknowledged (transport-sync gaps --ack), or no database, 2 bad usage
+or configuration.`,
   async run(argv, io) {
     const { values } = parseCommandArgs(argv, {
       ...DB_FLAG,
@@ -53,21 +58,24 @@ service's retries not yet acknowledged (transport-sync gaps --ack), 2 bad usage 
       await db.close();
     }
     io.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report));
-    return report.is_stale || report.intake_gaps.unreviewed > 0 ? EXIT.failure : EXIT.ok;
+    return report.problems.length > 0 ? EXIT.failure : EXIT.ok;
   },
 };
 
 /** The human form: a headline an operator reads first, then one line per area. */
 export function formatStatus(report: StatusReport): string {
-  const headline = !report.is_polling_on
-    ? report.polling_retired_at
-      ? `webhooks only: the service's polling API is gone since ${report.polling_retired_at}`
-      : 'polling off (webhooks only)'
-    : report.last_success_at === null
-      ? 'STALE: no poll cycle has succeeded yet'
-      : report.is_stale
-        ? 'STALE'
-        : 'fresh';
+  const headline =
+    report.mode === 'none'
+      ? 'NO INTAKE: nothing can bring data in'
+      : !report.is_polling_on
+        ? report.polling_retired_at
+          ? `webhooks only: the service's polling API is gone since ${report.polling_retired_at}`
+          : 'polling off (webhooks only)'
+        : report.last_success_at === null
+          ? 'STALE: no poll cycle has succeeded yet'
+          : report.is_stale
+            ? 'STALE'
+            : 'fresh';
   const success =
     report.last_success_at === null
       ? 'never'
@@ -77,12 +85,12 @@ export function formatStatus(report: StatusReport): string {
     .join(', ');
   const lines = [
     `transport-sync status: ${headline}`,
-    `  mode            ${report.mode}`,
+    `  mode            ${report.mode} (${formatSettingsSource(report)})`,
     `  last success    ${success}; stale after ${report.stale_after_seconds} s (poll interval ${report.poll_interval_seconds} s)`,
     `  requests        ${report.requests_total}${states ? ` (${states})` : ''}, unavailable ${report.unavailable}`,
     `  quarantined     ${report.quarantined}`,
     `  schema drift    ${formatDrift(report)}`,
-    `  webhook events  ${report.webhook_events.received} received, ${report.webhook_events.pending} pending, ${report.webhook_events.failed} failed`,
+    `  webhook events  ${report.webhook_events.received} received, ${report.webhook_events.pending} pending, ${report.webhook_events.failed} failed; last delivery ${formatLastDelivery(report)}`,
     `  outbox          ${report.outbox.pending} pending, ${report.outbox.failed} failed`,
     `  database        ${report.database_path} (${formatBytes(report.database_bytes)}${isPostgresLocation(report.database_path) ? '' : `, WAL ${formatBytes(report.wal_bytes)}`}), schema version ${report.schema_version} of ${report.known_schema_version}`,
     `  daemons         ${formatCluster(report)}`,
@@ -91,9 +99,23 @@ export function formatStatus(report: StatusReport): string {
     lines.push(
       `  WEBHOOK SILENCE no delivery for ${report.webhook_silence.silence_minutes} min or more (last ${report.webhook_silence.last_delivery_at ?? 'never'})`,
     );
+  if (report.problems.length > 0)
+    lines.push('problems:', ...report.problems.map((problem) => `  - ${problem}`));
   lines.push(...formatGaps(report));
   if (report.last_runs.length > 0) lines.push('last runs:', ...report.last_runs.map(formatRun));
   return `${lines.join('\n')}\n`;
+}
+
+function formatSettingsSource({ settings_source, daemon_settings }: StatusReport): string {
+  return settings_source === 'daemon' && daemon_settings
+    ? `as the daemon started at ${daemon_settings.recorded_at} is set`
+    : 'no daemon has recorded its settings: judged by this shell';
+}
+
+function formatLastDelivery({ webhook_silence: silence, generated_at }: StatusReport): string {
+  if (silence.last_delivery_at === null) return 'never';
+  const ago = Math.max(0, Date.parse(generated_at) - Date.parse(silence.last_delivery_at));
+  return `${silence.last_delivery_at} (${Math.floor(ago / 60_000)} min ago)`;
 }
 
 function formatGaps({ intake_gaps: gaps }: StatusReport): string[] {

@@ -42,7 +42,8 @@ export interface Config {
   trustedProxies?: string[];
   webhookMaxConnectionsPerSource: number;
   intakeGapAlarmSeconds: number;
-  webhookSilenceMinutes: number;
+  /** Unset: 180 on webhooks alone, 0 (off) while polling runs (see ops/intake-settings.ts). */
+  webhookSilenceMinutes?: number;
   /** Local hours [from, to) in which deliveries are expected. */
   webhookSilenceHours: [number, number];
   locationsApi: 'v2' | 'v1';

@@ -357,9 +357,8 @@ export const SETTINGS = {
   }),
   webhookSilenceMinutes: setting({
     env: 'TRANSPORT_WEBHOOK_SILENCE_MINUTES',
-    defaultText: '0',
     description:
-      'No webhook delivery for this many minutes within TRANSPORT_WEBHOOK_SILENCE_HOURS is shown in status and /metrics as silence (0: off).',
+      'No webhook delivery for this many minutes within TRANSPORT_WEBHOOK_SILENCE_HOURS is silence: status exits 1 and /metrics shows transport_sync_webhook_silent (0: off). Unset: 180 while webhooks are the only intake, off while polling runs.',
     schema: wholeNumber(0, 10_080),
   }),
   webhookSilenceHours: setting({

@@ -2,6 +2,8 @@ import { redactConfig, type Config } from '../config/index.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createDaemonOps } from '../ops/index.js';
+import { DAEMON_SETTINGS_KEY, intakeSettingsOf } from '../ops/intake-settings.js';
+import { NO_INTAKE_HINT } from '../ops/mode.js';
 import type { CycleResult } from '../sync/poll.js';
 import { startWebhookReceiver } from '../webhooks/index.js';
 import { checkReceiverFiles } from '../webhooks/preflight.js';
@@ -91,8 +93,14 @@ export async function startDaemon({
   };
 
   try {
+    // What status and doctor judge this daemon by, whatever the environment they run in.
+    const recordedAt = store.now();
+    await store.transaction((tx) =>
+      tx.state.set(DAEMON_SETTINGS_KEY, JSON.stringify(intakeSettingsOf(config)), recordedAt),
+    );
     const gate = await createPollGate({
       mode: config.pollMode,
+      hasWebhooks: Boolean(config.webhookListen),
       store,
       clock: context.clock,
       log: log.child({ area: 'sync' }),
@@ -131,8 +139,15 @@ export async function startDaemon({
         await receiver.stop();
         await intake.ledger?.stop();
       });
-    } else if (!config.isPollingOn) {
-      log.warn('neither polling nor webhooks: only the outbox is served');
+    } else if (!gate.isPolling()) {
+      // Not refused: the outbox still drains, and polling may answer again (auto probes daily).
+      // But such a daemon is not ready, and status exits 1, until a receiver is configured.
+      log.error(
+        { mode: 'none', hint: NO_INTAKE_HINT },
+        config.isPollingOn
+          ? "nothing can bring data in: the service's polling API is retired and no webhook receiver is configured"
+          : 'nothing can bring data in: polling is off and no webhook receiver is configured',
+      );
     }
     const leadership = await startLeadership({
       db: context.db,

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Store } from '../db/store.js';
 import type { Logger } from '../log.js';
-import { POLLING_RETIRED_KEY } from '../ops/mode.js';
+import { NO_INTAKE_HINT, POLLING_RETIRED_KEY } from '../ops/mode.js';
 import { isoFromMs } from '../time.js';
 
 /** How often a daemon that found the polling API retired asks again whether it answers. */
@@ -15,11 +15,14 @@ export const RETIRED_PROBE_INTERVAL_MS = 24 * 3_600_000;
  */
 export async function createPollGate({
   mode,
+  hasWebhooks = true,
   store,
   clock,
   log,
 }: {
   mode: 'auto' | 'on' | 'off';
+  /** A webhook receiver runs: without one, a retired polling API leaves nothing to receive. */
+  hasWebhooks?: boolean;
   store: Store;
   clock: Clock;
   log: Logger;
@@ -47,13 +50,17 @@ export async function createPollGate({
         retiredAt = at;
         lastProbeMs = clock.now();
         await store.transaction((tx) => tx.state.set(POLLING_RETIRED_KEY, at, at));
-        log.warn(
-          {
-            mode: 'webhooks-only',
-            nextProbeAt: isoFromMs(clock.now() + RETIRED_PROBE_INTERVAL_MS),
-          },
-          "the service's v1.0 list endpoints are gone (404/410): running on webhooks alone, probing again daily",
-        );
+        const nextProbeAt = isoFromMs(clock.now() + RETIRED_PROBE_INTERVAL_MS);
+        if (hasWebhooks)
+          log.warn(
+            { mode: 'webhooks-only', nextProbeAt },
+            "the service's v1.0 list endpoints are gone (404/410): running on webhooks alone, probing again daily",
+          );
+        else
+          log.error(
+            { mode: 'none', nextProbeAt, hint: NO_INTAKE_HINT },
+            "the service's v1.0 list endpoints are gone (404/410) and no webhook receiver is configured: nothing can bring data in",
+          );
       } else if (retiredAt !== null && result.isListComplete) {
         retiredAt = null;
         await store.transaction((tx) => tx.state.delete(POLLING_RETIRED_KEY));

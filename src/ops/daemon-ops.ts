@@ -82,6 +82,7 @@ export function createDaemonOps({
         pollCron: config.pollCron,
         staleAfterCycles: config.staleAfterCycles,
         isPollingOn: config.isPollingOn,
+        hasWebhooks: Boolean(config.webhookListen),
       });
       const routes = createOpsHandler({ metrics, readiness, log: olog });
       const isSharedWithWebhooks = isSameAddress(config.httpListen, config.webhookListen);

@@ -85,6 +85,37 @@ export function checkReceiverSetup(config: Config): CheckResult {
   }
 }
 
+/**
+ * How data will come in. The service retired its v1.0 polling API on 2026-08-12, so without a
+ * receiver a daemon receives nothing (TRANSPORT_POLL=off), or only until its first cycle finds
+ * polling gone (auto, on). Judged from the settings alone: the service itself is checked below.
+ */
+export function checkIntake(config: Config): CheckResult {
+  const name = 'intake';
+  if (config.webhookListen) {
+    return {
+      name,
+      status: 'ok',
+      detail: config.isPollingOn ? `webhooks, and polling (${config.pollMode})` : 'webhooks only',
+    };
+  }
+  const hint = `Set ${SETTINGS.webhookListen.env} and ${SETTINGS.webhookPublicKeyFile.env}, and register the receiver's URL with the service (docs/webhooks.md).`;
+  if (!config.isPollingOn) {
+    return {
+      name,
+      status: 'fail',
+      detail: `${SETTINGS.pollMode.env}=off and no webhook receiver: nothing can bring data in`,
+      hint,
+    };
+  }
+  return {
+    name,
+    status: 'warn',
+    detail: `polling alone (${SETTINGS.pollMode.env}=${config.pollMode}), which the service retired on 2026-08-12: without a webhook receiver the daemon receives nothing once polling answers 404 or 410`,
+    hint,
+  };
+}
+
 /** The database exists, opens, is migrated to this version, and this user can write it. */
 export async function checkDatabase(target: DatabaseTarget): Promise<CheckResult[]> {
   const path = target.location;

@@ -6,6 +6,7 @@ import type { Config } from '../config/index.js';
 import { describeError, TransportError } from '../errors.js';
 import { silentLogger } from '../log.js';
 import type { CheckResult } from './doctor.js';
+import { NO_INTAKE_HINT } from './mode.js';
 
 /** A doctor answers within seconds: one retry, short timeouts. */
 const QUICK = {
@@ -58,6 +59,8 @@ export async function checkService(
 }
 
 async function checkList(config: Config, clock: typeof systemClock): Promise<CheckResult> {
+  if (config.pollMode === 'off')
+    return { name: 'list call', status: 'skip', detail: 'polling is off (TRANSPORT_POLL=off)' };
   const client = createServiceClient({ ...config, clock, rateLimitPerSec: 0, ...QUICK });
   const state = config.states.find((candidate) => candidate !== 'awaiting') ?? 'accepted';
   try {
@@ -69,6 +72,22 @@ async function checkList(config: Config, clock: typeof systemClock): Promise<Che
       detail: `${items.length} ${state} requests in the last hour`,
     };
   } catch (error) {
+    // The service retired v1.0 on 2026-08-12: with auto, the daemon then runs on webhooks alone,
+    // which is no fault where a receiver is configured (the intake check covers one that is not).
+    if (isEndpointGone(error) && config.pollMode === 'auto') {
+      return config.webhookListen
+        ? {
+            name: 'list call',
+            status: 'ok',
+            detail: `the v1.0 list endpoint is retired (404/410): TRANSPORT_POLL=auto runs on webhooks alone`,
+          }
+        : {
+            name: 'list call',
+            status: 'fail',
+            detail: `the v1.0 list endpoint is retired (404/410) and no webhook receiver is configured: nothing can bring data in`,
+            hint: NO_INTAKE_HINT,
+          };
+    }
     return failure('list call', error, `TRANSPORT_BASE_URL is ${config.baseUrl}`);
   } finally {
     await client.close();
@@ -91,6 +110,10 @@ function clockCheck(
     detail,
     hint: 'Turn on time synchronization (`timedatectl set-ntp true`, chrony or systemd-timesyncd): poll windows and the times sent with actions depend on it.',
   };
+}
+
+function isEndpointGone(error: unknown): boolean {
+  return error instanceof TransportError && error.code === 'api.endpoint_gone';
 }
 
 function failure(name: string, error: unknown, context: string): CheckResult {

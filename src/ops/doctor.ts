@@ -4,10 +4,12 @@ import { targetOf } from '../db/open.js';
 import {
   checkDatabase,
   checkFileModes,
+  checkIntake,
   checkOtherSecretFiles,
   checkReceiverSetup,
   checkSecretFile,
 } from './doctor-local.js';
+import { checkFreeSpace } from './doctor-disk.js';
 import { checkService } from './doctor-service.js';
 
 /** ok: fine; warn: works, but worth fixing; fail: will not work; skip: could not be checked. */
@@ -24,8 +26,9 @@ export interface CheckResult {
 
 /**
  * Runs every check, in the order an operator would fix them: configuration, the secret files,
- * the webhook receiver's key and TLS files (read as `run` reads them), the database and its
- * file modes, then the service (token, one list call, the clock). A check
+ * the webhook receiver's key and TLS files (read as `run` reads them), how data will come in
+ * (a receiver, or polling alone), the database's file modes and free space, the database,
+ * then the service (token, one list call, the clock). A check
  * that cannot run because an earlier one failed is reported as skipped, not left out.
  */
 export async function runDoctor({
@@ -53,12 +56,13 @@ export async function runDoctor({
     });
   }
   results.push(checkSecretFile(env));
-  if (config) results.push(...checkOtherSecretFiles(config), checkReceiverSetup(config));
+  if (config)
+    results.push(...checkOtherSecretFiles(config), checkReceiverSetup(config), checkIntake(config));
 
   // Without the service settings the database can still be checked.
   const localConfig = config ?? tryLoad(env, overrides);
   if (localConfig) {
-    results.push(checkFileModes(localConfig.dbPath));
+    results.push(checkFileModes(localConfig.dbPath), checkFreeSpace(localConfig.dbPath));
     results.push(...(await checkDatabase(targetOf(localConfig))));
   } else {
     results.push({ name: 'database', status: 'skip', detail: 'configuration invalid' });

@@ -1,7 +1,7 @@
 import { Cron } from 'croner';
 import type { Connection } from '../db/sql.js';
 import { readSyncState } from '../db/store/sync-state-store.js';
-import { readPollingRetiredAt } from './mode.js';
+import { NO_INTAKE_HINT, readPollingRetiredAt } from './mode.js';
 import { LAST_SUCCESS_KEY } from '../sync/poll.js';
 
 /** How fresh the mirror is, and whether that counts as stale. */
@@ -104,8 +104,9 @@ export function assessFreshness({
 /**
  * The readiness check of `/readyz`: ready while the last successful cycle is fresher than
  * staleAfterCycles poll intervals. Read from the database at every call, so it agrees with
- * `transport-sync status` and survives restarts. With polling off there is no cycle to judge:
- * the mirror is fed by webhooks alone, and the process counts as ready.
+ * `transport-sync status` and survives restarts. With polling off or retired there is no cycle to
+ * judge: a daemon with a webhook receiver counts as ready, one without can receive nothing and
+ * is never ready.
  */
 export function createReadiness({
   db,
@@ -113,20 +114,24 @@ export function createReadiness({
   pollCron,
   staleAfterCycles,
   isPollingOn,
+  hasWebhooks = false,
 }: {
   db: Connection;
   now: () => number;
   pollCron: string;
   staleAfterCycles: number;
   isPollingOn: boolean;
+  /** A webhook receiver runs in this daemon. */
+  hasWebhooks?: boolean;
 }): () => Promise<Readiness> {
   return async () => {
     if (!isPollingOn || (await readPollingRetiredAt(db)) !== null) {
+      const why = isPollingOn ? "the service's polling API is retired" : 'polling is off';
       return {
-        ready: true,
-        reason: isPollingOn
-          ? "the service's polling API is retired: webhooks only; freshness is not tracked"
-          : 'polling is off; freshness is not tracked',
+        ready: hasWebhooks,
+        reason: hasWebhooks
+          ? `${why}: webhooks only; freshness is not tracked`
+          : `${why} and no webhook receiver is configured: nothing can bring data in; ${NO_INTAKE_HINT}`,
         lastSuccessAt: null,
         freshnessSeconds: null,
         staleAfterSeconds: null,

@@ -1,4 +1,5 @@
 import type { Connection } from '../db/sql.js';
+import { isoFromMs } from '../time.js';
 import { readLastDeliveryAt } from '../db/store/facts.js';
 import { readIntakeGaps, readRequestsAtRisk } from '../db/store/intake-gap-store.js';
 
@@ -14,7 +15,10 @@ export interface IntakeGapReport {
   reason: string;
   is_alarmed: boolean;
   reviewed_at: string | null;
-  /** Open requests with no event since the gap ended, now (alarmed, unreviewed gaps only). */
+  /**
+   * Open requests, pickup after the gap began, that nothing has read from the service since it
+   * ended: counted now for alarmed, unreviewed gaps; as recorded for the others.
+   */
   requests_at_risk: number;
   request_ids: string[];
 }
@@ -26,7 +30,10 @@ export interface IntakeGapsReport {
   last: IntakeGapReport[];
 }
 
-/** The last gaps, with the requests still at risk from each alarmed, unreviewed one. */
+/**
+ * The last gaps, with the requests still at risk from each alarmed, unreviewed one: judged now,
+ * so a request that a poll, a detail fetch or a webhook event read after the gap drops out.
+ */
 export async function readIntakeGapsReport(db: Connection): Promise<IntakeGapsReport> {
   const { unreviewed, last } = await readIntakeGaps(db);
   const reports: IntakeGapReport[] = [];
@@ -46,27 +53,45 @@ export async function readIntakeGapsReport(db: Connection): Promise<IntakeGapsRe
 /** `status` key `webhook_silence`. */
 export interface WebhookSilenceReport {
   last_delivery_at: string | null;
-  /** TRANSPORT_WEBHOOK_SILENCE_MINUTES (0: not watched). */
+  /** The silence watch in minutes (0: not watched). */
   silence_minutes: number;
+  /** When the watch began (the daemon's start), or null when unknown. */
+  watched_since: string | null;
   /** Within the expected hours, no delivery for silence_minutes or more. */
   is_silent: boolean;
 }
 
 /**
  * Webhook silence: no delivery for `minutes` while deliveries are expected (local hours
- * [from, to)). Hours outside that range never count as silent.
+ * [from, to)). Hours outside that range never count as silent. Quiet time counts from the last
+ * delivery or from when the watch began (`sinceMs`, the daemon's start), whichever is later: a
+ * receiver just installed has had no chance to hear anything yet.
  */
 export async function readWebhookSilence(
   db: Connection,
-  { minutes, hours, nowMs }: { minutes: number; hours: readonly [number, number]; nowMs: number },
+  {
+    minutes,
+    hours,
+    nowMs,
+    sinceMs,
+  }: {
+    minutes: number;
+    hours: readonly [number, number];
+    nowMs: number;
+    sinceMs?: number | undefined;
+  },
 ): Promise<WebhookSilenceReport> {
   const last = await readLastDeliveryAt(db);
   const hour = new Date(nowMs).getHours();
   const isExpected = hour >= hours[0] && hour < hours[1];
-  const quietMs = last === null ? Number.POSITIVE_INFINITY : nowMs - Date.parse(last);
+  const quietFrom = Math.max(
+    last === null ? Number.NEGATIVE_INFINITY : Date.parse(last),
+    sinceMs ?? Number.NEGATIVE_INFINITY,
+  );
   return {
     last_delivery_at: last,
     silence_minutes: minutes,
-    is_silent: minutes > 0 && isExpected && quietMs >= minutes * 60_000,
+    watched_since: sinceMs === undefined ? null : isoFromMs(sinceMs),
+    is_silent: minutes > 0 && isExpected && nowMs - quietFrom >= minutes * 60_000,
   };
 }

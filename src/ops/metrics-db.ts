@@ -4,9 +4,8 @@ import { countIntakeGaps } from '../db/store/intake-gap-store.js';
 import { databaseSize, readMirrorFacts, type MirrorFacts } from './facts.js';
 import { readLastSuccessAt } from './freshness.js';
 import { readWebhookSilence, type WebhookSilenceReport } from './intake.js';
-import { intakeMode, readPollingRetiredAt, type IntakeMode } from './mode.js';
-
-const INTAKE_MODES: readonly IntakeMode[] = ['polling+webhooks', 'webhooks-only', 'polling-only'];
+import { effectiveSilenceMinutes } from './intake-settings.js';
+import { INTAKE_MODES, intakeMode, isPollingEffective, readPollingRetiredAt } from './mode.js';
 
 /** Every gauge of one scrape reads the same snapshot; a second scrape within this re-reads. */
 const SNAPSHOT_MS = 1000;
@@ -32,7 +31,7 @@ export function registerDbGauges({
   now = Date.now,
   pollMode = 'on',
   hasWebhooks = false,
-  silence = { minutes: 0, hours: [0, 24] },
+  silence = { hours: [0, 24] },
 }: {
   registry: Registry;
   db: MirrorDb;
@@ -40,18 +39,30 @@ export function registerDbGauges({
   /** TRANSPORT_POLL, and whether a receiver runs: with sync_state, they give the mode. */
   pollMode?: 'auto' | 'on' | 'off';
   hasWebhooks?: boolean;
-  /** TRANSPORT_WEBHOOK_SILENCE_MINUTES and _HOURS. */
-  silence?: { minutes: number; hours: readonly [number, number] };
+  /** TRANSPORT_WEBHOOK_SILENCE_MINUTES (unset: the default for the mode) and _HOURS. */
+  silence?: { minutes?: number | undefined; hours: readonly [number, number] };
 }): void {
+  // The silence watch begins with this daemon: a receiver just started has heard nothing yet.
+  const watchedSinceMs = now();
   let cached: { at: number; value: Promise<Snapshot> } | undefined;
   const readSnapshot = async (at: number): Promise<Snapshot> => {
     const last = await readLastSuccessAt(db);
     const parsed = last === null ? Number.NaN : Date.parse(last);
+    const retiredAt = await readPollingRetiredAt(db);
+    // Silence is watched only where a receiver runs; unset, by default on webhooks alone.
+    const minutes = hasWebhooks
+      ? effectiveSilenceMinutes(silence.minutes, isPollingEffective(pollMode, retiredAt))
+      : 0;
     return {
       facts: await readMirrorFacts(db),
-      retiredAt: await readPollingRetiredAt(db),
+      retiredAt,
       gaps: await countIntakeGaps(db),
-      silence: await readWebhookSilence(db, { ...silence, nowMs: at }),
+      silence: await readWebhookSilence(db, {
+        minutes,
+        hours: silence.hours,
+        nowMs: at,
+        sinceMs: watchedSinceMs,
+      }),
       lastSuccessMs: Number.isFinite(parsed) ? parsed : null,
       bytes: await databaseSize(db),
     };
@@ -97,7 +108,7 @@ export function registerDbGauges({
   );
   new Gauge({
     name: 'transport_sync_mode',
-    help: 'How data comes in: 1 for the current mode (polling+webhooks, webhooks-only, polling-only).',
+    help: 'How data comes in: 1 for the current mode (polling+webhooks, webhooks-only, polling-only, or none: nothing can bring data in).',
     labelNames: ['mode'] as const,
     registers,
     async collect() {
@@ -124,7 +135,7 @@ export function registerDbGauges({
   });
   simple(
     'transport_sync_webhook_silent',
-    '1 while no webhook arrived for TRANSPORT_WEBHOOK_SILENCE_MINUTES within TRANSPORT_WEBHOOK_SILENCE_HOURS.',
+    '1 while no webhook arrived for TRANSPORT_WEBHOOK_SILENCE_MINUTES (unset: 180 on webhooks alone) within TRANSPORT_WEBHOOK_SILENCE_HOURS.',
     (s) => (s.silence.is_silent ? 1 : 0),
   );
   simple(

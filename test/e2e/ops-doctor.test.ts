@@ -68,6 +68,7 @@ describe('transport-sync doctor', () => {
       'configuration',
       'client secret',
       'webhook receiver',
+      'intake',
       'file modes',
       'schema',
       'database writable',
@@ -76,10 +77,28 @@ describe('transport-sync doctor', () => {
       'clock',
     ];
     for (const name of names) expect(check(result.stdout, name).line).toMatch(/^ok {4}/);
+    // The test machine's own disk decides this one; ok or warn, it names the space left.
+    expect(check(result.stdout, 'free space').line).toMatch(/^(ok {4}|warn {2})free space: \d/);
     expect(result.stdout).not.toContain('demo-secret');
     const json = await runCli(['doctor', '--json'], env);
-    expect(JSON.parse(json.stdout).map((c: { status: string }) => c.status)).toEqual(
+    const checks = JSON.parse(json.stdout) as { name: string; status: string }[];
+    expect(checks.filter((c) => c.name !== 'free space').map((c) => c.status)).toEqual(
       names.map(() => 'ok'),
+    );
+  });
+
+  it('fails a setup that can receive nothing, and warns of polling alone', async () => {
+    const { env } = await healthyEnv(sim.url, { TRANSPORT_POLL: 'off' });
+    delete env.TRANSPORT_WEBHOOK_LISTEN;
+    const off = await runCli(['doctor'], env);
+    expect(off.code, off.stdout).toBe(1);
+    const intake = check(off.stdout, 'intake');
+    expect(intake.line).toMatch(/^FAIL {2}intake: TRANSPORT_POLL=off and no webhook receiver/);
+    expect(intake.todo).toMatch(/TRANSPORT_WEBHOOK_LISTEN and TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE/);
+
+    const auto = await runCli(['doctor'], { ...env, TRANSPORT_POLL: 'auto' });
+    expect(check(auto.stdout, 'intake').line).toMatch(
+      /^warn {2}intake: polling alone \(TRANSPORT_POLL=auto\), which the service retired/,
     );
   });
 

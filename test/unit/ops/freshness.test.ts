@@ -102,7 +102,20 @@ describe('readiness', () => {
     });
   });
 
-  it('is ready with polling off: nothing to be fresh about', async () => {
+  it('is ready with polling off and a webhook receiver: nothing to be fresh about', async () => {
+    db = await openDatabase({ location: ':memory:' });
+    const readiness = createReadiness({
+      db,
+      now: () => T0,
+      pollCron: '0 * * * * *',
+      staleAfterCycles: 2,
+      isPollingOn: false,
+      hasWebhooks: true,
+    });
+    expect(await readiness()).toMatchObject({ ready: true });
+  });
+
+  it('is never ready with polling off and no receiver: nothing can bring data in', async () => {
     db = await openDatabase({ location: ':memory:' });
     const readiness = createReadiness({
       db,
@@ -111,7 +124,10 @@ describe('readiness', () => {
       staleAfterCycles: 2,
       isPollingOn: false,
     });
-    expect(await readiness()).toMatchObject({ ready: true });
+    expect(await readiness()).toMatchObject({
+      ready: false,
+      reason: expect.stringMatching(/no webhook receiver is configured.*TRANSPORT_WEBHOOK_LISTEN/),
+    });
   });
 });
 
