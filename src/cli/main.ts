@@ -1,4 +1,4 @@
-import { configHelpText, configMarkdownTable } from '../config/index.js';
+import { applyEnvironmentFile, configHelpText, configMarkdownTable } from '../config/index.js';
 import { EXIT, usageError, type CliIo, type Command } from './command.js';
 import { reportError } from './output.js';
 import { packageVersion } from './version.js';
@@ -28,6 +28,9 @@ const COMMAND_MODULES: Record<string, () => Promise<Command>> = {
   demo: async () => (await import('./demo.js')).demoCommand,
   simulator: async () => (await import('./simulator.js')).simulatorCommand,
 };
+
+/** Commands that read no environment file: they bring their own settings. */
+const STANDALONE_COMMANDS = new Set(['demo', 'simulator']);
 
 /** The command names, in the order `help` lists them. */
 export const COMMAND_NAMES = Object.keys(COMMAND_MODULES);
@@ -91,7 +94,8 @@ webhook and polled from the service, with the provider's answers carried back to
 Commands:
 ${lines.join('\n')}
 
-Configuration comes from environment variables (see docs/configuration.md).
+Configuration comes from environment variables and the environment file
+/etc/transport-sync/transport-sync.env (TRANSPORT_ENV_FILE; see help config).
 Exit codes: 0 ok, 1 failure, 2 bad usage or configuration; help <command> lists a command's own.`;
 }
 
@@ -131,6 +135,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     return EXIT.ok;
   }
   try {
+    // The daemon's settings, for a command typed at a shell as for the unit. The demo and the
+    // simulator stand alone: a server's settings (its TLS files, its allowlist) are not theirs.
+    if (!STANDALONE_COMMANDS.has(name)) applyEnvironmentFile(io.env);
     return await command.run(rest, io);
   } catch (error) {
     return reportError(error, io, command.usage);

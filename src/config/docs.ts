@@ -25,5 +25,5 @@ export function configHelpText(): string {
         : `(default: ${setting.defaultText})`;
     return `  ${setting.env} ${fallback}\n      ${setting.description}`;
   });
-  return `Settings (environment variables; flags such as --db override them):\n\n${lines.join('\n')}`;
+  return `Settings (environment variables, or lines of the environment file TRANSPORT_ENV_FILE; the\nenvironment wins over the file, and flags such as --db over both):\n\n${lines.join('\n')}`;
 }

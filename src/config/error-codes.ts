@@ -7,6 +7,8 @@ import type { ErrorCatalog } from '../error-codes.js';
 export const CONFIG_ERROR_CODES = {
   /** A setting that is missing, malformed or contradicts another. */
   'config.invalid': 'usage',
+  /** The environment file: named but missing, unreadable, or a line a shell and systemd read apart. */
+  'config.env_file': 'usage',
 } as const satisfies ErrorCatalog;
 
 declare module '../error-codes.js' {

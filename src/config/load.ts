@@ -57,6 +57,18 @@ export interface Config {
 /** Values given on the command line; an unset flag never overwrites the environment. */
 export type ConfigOverrides = Partial<Record<keyof Config, string>>;
 
+/**
+ * Settings naming a file that a systemd credential (LoadCredential=NAME:...) stands in for when
+ * the setting is unset: the credential's name. The client secret's is resolved on its own (it may
+ * also be a value). The receiver, its preflight and doctor read the paths resolved here.
+ */
+export const CREDENTIAL_FILES = {
+  dbPasswordFile: 'db_password',
+  webhookPublicKeyFile: 'webhook_public_key',
+  webhookTlsCertFile: 'webhook_tls_cert',
+  webhookTlsKeyFile: 'webhook_tls_key',
+} as const satisfies Partial<Record<keyof Config, string>>;
+
 interface LoadOptions {
   env: NodeJS.ProcessEnv;
   /** Commands that call the service need its URLs and credentials; `migrate` and `status` do not. */
@@ -74,8 +86,9 @@ export function loadConfig({ env, needsService, overrides = {} }: LoadOptions): 
   const values: Record<string, unknown> = {};
 
   for (const [key, definition] of Object.entries(SETTINGS) as [string, Setting<unknown>][]) {
-    // The secret and its file are resolved below: one value from one of three sources.
-    if (key === 'clientSecret' || key === 'clientSecretFile') continue;
+    // The secret and its file are resolved below: one value from one of three sources. The
+    // environment file was read before (src/config/environment-file.ts).
+    if (key === 'clientSecret' || key === 'clientSecretFile' || key === 'envFile') continue;
     if (definition.isServiceSetting && !needsService) continue;
     const text = (overrides[key as keyof Config] ?? env[definition.env])?.trim();
     const source = text === undefined || text === '' ? definition.defaultText : text;
@@ -88,12 +101,12 @@ export function loadConfig({ env, needsService, overrides = {} }: LoadOptions): 
     else problems.push(describeProblem(definition, source, parsed.error.issues[0]?.message));
   }
 
-  // The PostgreSQL password's file: the setting, else the systemd credential when it exists.
-  const credential = env.CREDENTIALS_DIRECTORY
-    ? join(env.CREDENTIALS_DIRECTORY, 'db_password')
-    : undefined;
-  if (!values.dbPasswordFile && credential && existsSync(credential)) {
-    values.dbPasswordFile = credential;
+  // Each file setting left unset: the systemd credential of its name, when there is one.
+  for (const [key, name] of Object.entries(CREDENTIAL_FILES)) {
+    const credential = env.CREDENTIALS_DIRECTORY
+      ? join(env.CREDENTIALS_DIRECTORY, name)
+      : undefined;
+    if (!values[key] && credential && existsSync(credential)) values[key] = credential;
   }
 
   if (needsService) {
@@ -112,7 +125,7 @@ export function loadConfig({ env, needsService, overrides = {} }: LoadOptions): 
     throw new TransportError({
       code: 'config.invalid',
       message: `invalid configuration: ${problems.join('; ')}`,
-      hint: 'Set the variables in the environment or the EnvironmentFile; `transport-sync help config` lists them all.',
+      hint: 'Set them in the environment file (/etc/transport-sync/transport-sync.env, or the file TRANSPORT_ENV_FILE names) or the environment; `transport-sync help config` lists them all.',
     });
   }
   return values as unknown as Config;

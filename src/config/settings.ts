@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { Cron } from 'croner';
 import { z } from 'zod';
+import { DEFAULT_ENV_FILE } from './environment-file.js';
 
 /**
  * Every setting in one table: its environment variable, default, description and the zod schema
@@ -151,6 +152,13 @@ function setting<T>(definition: Setting<T>): Setting<T> {
 
 /** The settings table. Keys are the names used in code; `env` is the public interface. */
 export const SETTINGS = {
+  envFile: setting({
+    env: 'TRANSPORT_ENV_FILE',
+    defaultText: DEFAULT_ENV_FILE,
+    description:
+      "The environment file every command reads, the one the unit names in EnvironmentFile=, so that a command run by hand sees the daemon's settings. Read when it exists; empty (TRANSPORT_ENV_FILE=): none. A variable already in the environment wins over the file. Lines are KEY=value, KEY=\"value with spaces\", KEY='value with $' and # comments; a line that a shell and systemd would read differently is refused (exit 2).",
+    schema: z.string(),
+  }),
   authUrl: setting({
     env: 'TRANSPORT_AUTH_URL',
     description: 'Base URL of the token endpoint ({auth_url}).',
@@ -308,7 +316,7 @@ export const SETTINGS = {
   webhookPublicKeyFile: setting({
     env: 'TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE',
     description:
-      "PEM public key that verifies webhook signatures (downloaded from the service's settings).",
+      "PEM public key that verifies webhook signatures (downloaded from the service's settings). Unset: the systemd credential `webhook_public_key` ($CREDENTIALS_DIRECTORY/webhook_public_key) when present.",
     schema: z.string().min(1, 'must be a file path'),
   }),
   isWebhookUnsignedAllowed: setting({
@@ -321,12 +329,13 @@ export const SETTINGS = {
   webhookTlsCertFile: setting({
     env: 'TRANSPORT_WEBHOOK_TLS_CERT_FILE',
     description:
-      'PEM certificate (chain) for the webhook receiver: with the key file, the receiver speaks HTTPS (TLS 1.2 or later) itself. Re-read on SIGHUP and when the file changes.',
+      'PEM certificate (chain) for the webhook receiver: with the key file, the receiver speaks HTTPS (TLS 1.2 or later) itself. Re-read on SIGHUP and when the file changes. Unset: the systemd credential `webhook_tls_cert` when present.',
     schema: z.string().min(1, 'must be a file path'),
   }),
   webhookTlsKeyFile: setting({
     env: 'TRANSPORT_WEBHOOK_TLS_KEY_FILE',
-    description: 'PEM private key of TRANSPORT_WEBHOOK_TLS_CERT_FILE.',
+    description:
+      'PEM private key of TRANSPORT_WEBHOOK_TLS_CERT_FILE. Unset: the systemd credential `webhook_tls_key` when present.',
     schema: z.string().min(1, 'must be a file path'),
   }),
   webhookAllowFrom: setting({

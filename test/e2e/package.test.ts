@@ -1,10 +1,25 @@
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { parseEnvFile } from '../../src/config/index.js';
 import {
   cleanEnv,
+  freePort,
   processTracker,
   serviceEnv,
   startSimulatorProcess,
@@ -230,6 +245,7 @@ describe('the package built by npm pack', () => {
         'systemd/transport-sync-sync.service',
         'systemd/transport-sync-sync.timer',
         'systemd/transport-sync.env.example',
+        'systemd/transport-sync.sysusers',
         'monitoring/alerts.yml',
         'monitoring/alerts.test.yml',
         'monitoring/grafana-dashboard.json',
@@ -270,14 +286,14 @@ describe('transport-sync installed with npm install -g from the tarball', () => 
     }
     for (const unit of ['transport-sync.service', 'transport-sync-sync.service']) {
       const text = readFileSync(join(installed, 'systemd', unit), 'utf8');
-      const execStart = text.match(/^ExecStart=\S+(?: --\S+)* (\S+) \w+$/m);
-      expect(execStart, `${unit} has an ExecStart naming the CLI`).not.toBeNull();
-      const script = execStart![1]!;
-      expect(script.startsWith(`${SYSTEM_PREFIX}/`), `${unit}: ${script}`).toBe(true);
-      // The same layout under the test's prefix as under /usr/local.
-      const here = join(prefix, script.slice(SYSTEM_PREFIX.length));
-      expect(existsSync(here), `${unit} names ${script}`).toBe(true);
-      expect(realpathSync(here)).toBe(realpathSync(installedBin));
+      const execStart = text.match(/^ExecStart=(\S+) \w+$/m);
+      expect(execStart, `${unit} has an ExecStart naming the command`).not.toBeNull();
+      const command = execStart![1]!;
+      expect(command.startsWith(`${SYSTEM_PREFIX}/`), `${unit}: ${command}`).toBe(true);
+      // The same layout under the test's prefix as under /usr/local: the command npm links.
+      const here = join(prefix, command.slice(SYSTEM_PREFIX.length));
+      expect(existsSync(here), `${unit} names ${command}`).toBe(true);
+      expect(realpathSync(here)).toBe(realpathSync(join(installed, 'dist/cli/bin.js')));
     }
   });
 
@@ -323,3 +339,284 @@ function readdirSql(folder: string): string[] {
     .filter((name) => name.endsWith('.sql'))
     .sort();
 }
+
+/*
+ * The install walk-through of docs/operations.md ("Installing under systemd"), as far as a
+ * container allows: no systemd runs here (it is not PID 1), so a scratch folder stands for the
+ * server's /, the daemon is started the way the unit starts it (as its user, in its working
+ * directory, with the environment file's settings in its environment, TRANSPORT_ENV_FILE= and
+ * the credentials in a folder named by CREDENTIALS_DIRECTORY, as LoadCredential= makes it), and
+ * commands typed at a shell name the environment file with TRANSPORT_ENV_FILE instead of finding
+ * it at /etc/transport-sync. The daemon's user is created with useradd when the test runs as
+ * root (systemd-sysusers makes it on a server; systemd-units.test.ts checks that file), else
+ * everything runs as the test's own user.
+ */
+
+const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const isRoot = process.getuid?.() === 0;
+
+/** A program of the system's, by name, or undefined. */
+function systemTool(name: string): string | undefined {
+  return SYSTEM_PATH.split(':')
+    .map((folder) => join(folder, name))
+    .find((path) => existsSync(path));
+}
+
+/** The daemon's user, made for the test and deleted after it. */
+interface DaemonUser {
+  name: string;
+  uid: number;
+  gid: number;
+}
+
+let daemonUser: DaemonUser | undefined;
+/** Why the walk-through runs as the test's own user, when it does. */
+const sameUserReason = !isRoot
+  ? 'not root: no user can be created, everything runs as the test user'
+  : !systemTool('useradd') || !systemTool('runuser') || !systemTool('setpriv')
+    ? 'useradd, runuser or setpriv missing: everything runs as root'
+    : undefined;
+
+/** The scratch / of the walk-through, removed after it. */
+let serverRoot: string | undefined;
+
+afterAll(async () => {
+  if (serverRoot) rmSync(serverRoot, { recursive: true, force: true });
+  if (daemonUser) {
+    await run(systemTool('userdel')!, [daemonUser.name], { env: cleanEnv(), cwd: '/' });
+  }
+});
+
+async function createDaemonUser(home: string): Promise<DaemonUser> {
+  const name = `tsync-${process.pid}`;
+  mustSucceed(
+    'useradd',
+    await run(
+      systemTool('useradd')!,
+      [
+        '--system',
+        '--user-group',
+        '--no-create-home',
+        '--home-dir',
+        home,
+        '--shell',
+        '/usr/sbin/nologin',
+        name,
+      ],
+      { env: cleanEnv(), cwd: '/' },
+    ),
+  );
+  const id = async (flag: string) =>
+    Number(mustSucceed('id', await run('id', [flag, name], { env: cleanEnv(), cwd: '/' })).stdout);
+  daemonUser = { name, uid: await id('-u'), gid: await id('-g') };
+  return daemonUser;
+}
+
+/** `value` in an environment file line, quoted when it holds a space. */
+const envValue = (value: string) => (/\s/.test(value) ? `"${value}"` : value);
+
+/** The example, edited as an operator edits it: each setting's line replaced, or added. */
+function editEnvFile(text: string, settings: Record<string, string>): string {
+  let edited = text;
+  for (const [name, value] of Object.entries(settings)) {
+    const line = `${name}=${envValue(value)}`;
+    const active = new RegExp(`^${name}=.*$`, 'm');
+    edited = active.test(edited) ? edited.replace(active, line) : `${edited}${line}\n`;
+  }
+  return edited;
+}
+
+/** A process left running (the daemon), with its output so far. */
+function startInstalled(command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) {
+  const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise<CliResult>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+  const waitFor = (pattern: RegExp) =>
+    vi.waitUntil(
+      () => {
+        if (child.exitCode !== null)
+          throw new Error(`exited ${child.exitCode}: ${stdout}${stderr}`);
+        return pattern.test(stdout);
+      },
+      { timeout: 20_000, interval: 50 },
+    );
+  return { child, exited, waitFor, output: () => ({ stdout, stderr }) };
+}
+
+describe('the install walk-through of docs/operations.md', () => {
+  it('installs, sets up a receiver from the example, migrates, passes doctor, runs, and status sees what the daemon sees, as its user', async () => {
+    packedAndInstalled();
+    if (sameUserReason) console.log(`install walk-through: ${sameUserReason}`);
+    // The scratch /: the package's prefix must be reachable by the daemon's user too.
+    chmodSync(work, 0o755);
+    const root = (serverRoot = tempDir('transport-sync-server-'));
+    chmodSync(root, 0o755);
+    const etc = join(root, 'etc/transport-sync');
+    const state = join(root, 'var/lib/transport-sync');
+    const credentials = join(root, 'run/credentials/transport-sync.service');
+    for (const folder of ['etc', 'var/lib', 'run/credentials']) {
+      mkdirSync(join(root, folder), { recursive: true, mode: 0o755 });
+    }
+    // 1. the command (npm install -g above, in beforeAll), and the user it runs as.
+    const user = sameUserReason ? undefined : await createDaemonUser(state);
+    const chownToUser = (path: string) => user && chownSync(path, user.uid, user.gid);
+
+    // The service as it runs today: v1.0 polling retired, signed webhooks to the receiver.
+    const port = await freePort();
+    const downloadedKey = join(root, 'service-public-key.pem');
+    const sim = processes.track(
+      await startSimulatorProcess([
+        '--requests',
+        '30',
+        '--retire-v1',
+        '--mutate-every',
+        '300',
+        '--mutate-per-tick',
+        '2',
+        '--webhook-url',
+        `http://127.0.0.1:${port}/webhooks/`,
+        '--webhook-public-key-file',
+        downloadedKey,
+      ]),
+    );
+
+    // 2. the settings: the example, installed 0640 for the daemon's group, then edited.
+    mkdirSync(etc, { mode: 0o750 });
+    const envFile = join(etc, 'transport-sync.env');
+    copyFileSync(join(installed, 'systemd/transport-sync.env.example'), envFile);
+    chmodSync(envFile, 0o640);
+    if (user) {
+      chownSync(etc, 0, user.gid);
+      chownSync(envFile, 0, user.gid);
+    }
+    const dbPath = join(state, 'transport-sync.db');
+    writeFileSync(
+      envFile,
+      editEnvFile(readFileSync(envFile, 'utf8'), {
+        TRANSPORT_AUTH_URL: sim.url,
+        TRANSPORT_HUB_URL: sim.url,
+        TRANSPORT_BASE_URL: sim.url,
+        TRANSPORT_CLIENT_ID: 'demo-client',
+        TRANSPORT_DB: dbPath,
+        TRANSPORT_WEBHOOK_LISTEN: `127.0.0.1:${port}`,
+      }),
+    );
+
+    // 3. the secrets: root's files, and the copies LoadCredential= hands the daemon.
+    writeFileSync(join(etc, 'client_secret'), 'demo-secret\n', { mode: 0o600 });
+    copyFileSync(downloadedKey, join(etc, 'webhook_public_key.pem'));
+    mkdirSync(credentials, { mode: 0o700 });
+    for (const [name, file] of [
+      ['client_secret', 'client_secret'],
+      ['webhook_public_key', 'webhook_public_key.pem'],
+    ] as const) {
+      copyFileSync(join(etc, file), join(credentials, name));
+      chmodSync(join(credentials, name), 0o400);
+      chownToUser(join(credentials, name));
+    }
+    chownToUser(credentials);
+
+    // A command typed at a shell: the daemon's user (runuser), the environment file, nothing else.
+    const shellEnv = { PATH: pathWithThisNode(), TRANSPORT_ENV_FILE: envFile };
+    const asDaemonUser = (args: string[], extra: Record<string, string> = {}) =>
+      user
+        ? run(systemTool('runuser')!, ['-u', user.name, '--', installedBin, ...args], {
+            env: { ...shellEnv, ...extra },
+            cwd: '/',
+          })
+        : run(installedBin, args, { env: { ...shellEnv, ...extra }, cwd: root });
+
+    // 4. the database, in the state folder the daemon's user owns.
+    mkdirSync(state, { mode: 0o700 });
+    chownToUser(state);
+    const migrate = await asDaemonUser(['migrate']);
+    expect(migrate.code, migrate.stderr).toBe(0);
+    expect(migrate.stdout).toContain(dbPath);
+    expect(statSync(dbPath).mode & 0o777).toBe(0o600);
+    if (user) expect(statSync(dbPath).uid).toBe(user.uid);
+
+    // 5. doctor, as the daemon's user with its credentials (the systemd-run recipe's outcome).
+    const doctor = await asDaemonUser(['doctor'], { CREDENTIALS_DIRECTORY: credentials });
+    expect(doctor.stdout).not.toMatch(/^FAIL/m);
+    expect(doctor.code, doctor.stdout).toBe(0);
+    expect(doctor.stdout).toMatch(/^ok {4}webhook receiver: its key read$/m);
+
+    // 6. the daemon, as the unit starts it: settings from systemd, not from the file.
+    const settings = parseEnvFile(readFileSync(envFile, 'utf8'));
+    expect(settings.problems).toEqual([]);
+    const unitEnv = {
+      ...settings.values,
+      PATH: pathWithThisNode(),
+      TRANSPORT_ENV_FILE: '',
+      CREDENTIALS_DIRECTORY: credentials,
+    };
+    const setpriv = user
+      ? [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--init-groups', '--', installedBin]
+      : [];
+    const daemon = startInstalled(
+      user ? systemTool('setpriv')! : installedBin,
+      [...setpriv, 'run'],
+      unitEnv,
+      state,
+    );
+    try {
+      await daemon.waitFor(/"msg":"webhook receiver listening"/);
+      const delivered = async () =>
+        (
+          (await (await fetch(`${sim.url}/_sim/webhooks/`)).json()) as {
+            stats: { delivered: number };
+          }
+        ).stats.delivered;
+      await vi.waitUntil(async () => (await delivered()) >= 5, { timeout: 30_000, interval: 100 });
+
+      // status, from a shell, as the daemon's user: the daemon's mode and settings.
+      const status = await asDaemonUser(['status', '--json']);
+      expect(status.stderr).toBe('');
+      const report = JSON.parse(status.stdout) as Record<string, unknown>;
+      expect(report).toMatchObject({
+        database_path: dbPath,
+        mode: 'webhooks-only',
+        has_intake: true,
+        settings_source: 'daemon',
+      });
+      expect((report.webhook_events as { received: number }).received).toBeGreaterThan(0);
+      expect(status.code, JSON.stringify(report.problems)).toBe(0);
+      // Without the file (a shell with nothing set but the database): still the daemon's view.
+      const bare = await asDaemonUser(['status', '--json', '--db', dbPath], {
+        TRANSPORT_ENV_FILE: '',
+      });
+      expect(JSON.parse(bare.stdout)).toMatchObject({
+        mode: 'webhooks-only',
+        settings_source: 'daemon',
+      });
+    } finally {
+      daemon.child.kill('SIGTERM');
+    }
+    const stopped = await daemon.exited;
+    expect(stopped.code, stopped.stderr).toBe(0);
+    // Nothing the commands or the daemon wrote belongs to anyone but the daemon's user.
+    if (user) {
+      for (const name of readdirSync(state)) {
+        expect(statSync(join(state, name)).uid, name).toBe(user.uid);
+      }
+    }
+
+    // A user who may not read the environment file is told whom to run as; nothing runs.
+    if (user) {
+      const stranger = await run(
+        systemTool('runuser')!,
+        ['-u', 'nobody', '--', installedBin, 'status'],
+        { env: shellEnv, cwd: '/' },
+      );
+      expect(stranger.code).toBe(2);
+      expect(stranger.stderr).toMatch(
+        /^transport-sync: error: cannot read the environment file .* permission denied \(EACCES\)\n {2}hint: .*runuser -u transport-sync -- transport-sync/,
+      );
+    }
+  }, 120_000);
+});

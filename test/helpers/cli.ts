@@ -12,20 +12,32 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Environment without the developer's own TRANSPORT_* settings, so runs are reproducible. */
+/**
+ * Environment without the developer's own TRANSPORT_* settings, so runs are reproducible. Nor the
+ * machine's environment file (/etc/transport-sync/transport-sync.env): `TRANSPORT_ENV_FILE=`
+ * turns it off unless `extra` names a file.
+ */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (!key.startsWith('TRANSPORT_') && key !== 'LOG_LEVEL' && key !== 'CREDENTIALS_DIRECTORY')
       env[key] = value;
   }
-  return { ...env, ...extra };
+  return { ...env, TRANSPORT_ENV_FILE: '', ...extra };
+}
+
+/** `env` for a CLI process: with `TRANSPORT_ENV_FILE=` unless the test names a file itself. */
+function withoutMachineEnvFile(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return env.TRANSPORT_ENV_FILE === undefined ? { ...env, TRANSPORT_ENV_FILE: '' } : env;
 }
 
 /** Runs the CLI to completion. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, cwd });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: withoutMachineEnvFile(env),
+      cwd,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -59,13 +71,14 @@ export function startCli(
   cwd?: string,
   { fdLimit }: { fdLimit?: number } = {},
 ): RunningCli {
+  const processEnv = withoutMachineEnvFile(env);
   const child =
     fdLimit === undefined
-      ? spawn(process.execPath, [BIN, ...args], { env, cwd })
+      ? spawn(process.execPath, [BIN, ...args], { env: processEnv, cwd })
       : spawn(
           'sh',
           ['-c', `ulimit -n ${fdLimit} && exec "$0" "$@"`, process.execPath, BIN, ...args],
-          { env, cwd },
+          { env: processEnv, cwd },
         );
   let stdout = '';
   let stderr = '';

@@ -84,6 +84,7 @@ describe('the error catalogs', () => {
       'backup.postgres',
       'cli.invalid_argument',
       'cli.usage',
+      'config.env_file',
       'config.invalid',
       'copy.engines',
       'db.folder_missing',
@@ -93,6 +94,6 @@ describe('the error catalogs', () => {
       'webhook.tls_invalid',
       'webhook.tls_unreadable',
     ]);
-    expect(Object.keys(ERROR_CODES)).toHaveLength(52);
+    expect(Object.keys(ERROR_CODES)).toHaveLength(53);
   });
 });
