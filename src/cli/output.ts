@@ -1,7 +1,9 @@
 import { API_ERROR_CODES } from '../api/error-codes.js';
 import { CONFIG_ERROR_CODES } from '../config/error-codes.js';
 import { DAEMON_ERROR_CODES } from '../daemon/error-codes.js';
+import { SETTINGS } from '../config/settings.js';
 import { DB_ERROR_CODES } from '../db/error-codes.js';
+import { machineError } from '../db/machine-errors.js';
 import type { ErrorCode, ExitClass } from '../error-codes.js';
 import { TransportError } from '../errors.js';
 import { OPS_ERROR_CODES } from '../ops/error-codes.js';
@@ -35,18 +37,41 @@ export function exitClassOf(code: string): ExitClass {
 
 /**
  * Prints an error the way an operator can act on it, `error: ...` then `hint: ...`, and returns
- * the exit code: 2 for usage and configuration, 1 for everything else. Stack traces only for
- * errors that are not ours (a bug), so they can be reported.
+ * the exit code: 2 for usage and configuration, 1 for everything else. A failure of the machine
+ * (a read-only or full disk, a damaged file, a database server that refuses) that arrives
+ * untranslated is translated here. Stack traces only for errors that are not ours (a bug), so
+ * they can be reported, and for every error at LOG_LEVEL=debug or trace.
  */
 export function reportError(error: unknown, io: CliIo, usage?: string): number {
-  if (error instanceof TransportError) {
-    io.stderr.write(`transport-sync: error: ${error.message}\n`);
-    if (error.hint) io.stderr.write(`  hint: ${error.hint}\n`);
-    const isUsage = exitClassOf(error.code) === 'usage';
-    if (isUsage && error.code === 'cli.usage' && usage) io.stderr.write(`\n${usage}\n`);
+  const known = error instanceof TransportError ? error : machineError(error);
+  if (known) {
+    io.stderr.write(`transport-sync: error: ${known.message}\n`);
+    if (known.hint) io.stderr.write(`  hint: ${known.hint}\n`);
+    if (isDebugging(io.env)) io.stderr.write(`  code: ${known.code}\n${stackOf(known)}\n`);
+    const isUsage = exitClassOf(known.code) === 'usage';
+    if (isUsage && known.code === 'cli.usage' && usage) io.stderr.write(`\n${usage}\n`);
     return isUsage ? EXIT.usage : EXIT.failure;
   }
   const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
   io.stderr.write(`transport-sync: unexpected error: ${text}\n`);
   return EXIT.failure;
+}
+
+/** Whether LOG_LEVEL asks for debugging detail (an invalid value does not). */
+function isDebugging(env: NodeJS.ProcessEnv | undefined): boolean {
+  const level = env?.[SETTINGS.logLevel.env]?.trim().toLowerCase();
+  return level === 'debug' || level === 'trace';
+}
+
+/** The error's stack and its causes', for a report. */
+function stackOf(error: Error): string {
+  const parts: string[] = [];
+  let at: unknown = error;
+  for (let depth = 0; at !== undefined && depth < 5; depth += 1) {
+    parts.push(
+      `${depth === 0 ? '' : 'caused by: '}${at instanceof Error ? (at.stack ?? at.message) : String(at)}`,
+    );
+    at = at instanceof Error ? at.cause : undefined;
+  }
+  return parts.join('\n');
 }

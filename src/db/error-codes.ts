@@ -11,9 +11,14 @@ export const DB_ERROR_CODES = {
   'db.full': 'failure',
   /** An I/O error reading or writing the file. */
   'db.io': 'failure',
+  /**
+   * The database (its file or folder, or the server) cannot be written: a read-only file system,
+   * permissions that do not let this user write, an immutable file, a read-only server.
+   */
+  'db.read_only': 'failure',
   /** Another writer held the database past busy_timeout. */
   'db.locked': 'failure',
-  /** No database at the path (a read-only command). */
+  /** No database at the path (a read-only command), or no such database on the server. */
   'db.missing': 'failure',
   /** TRANSPORT_DB names a folder that does not exist (only migrate creates one). */
   'db.folder_missing': 'usage',
@@ -21,10 +26,12 @@ export const DB_ERROR_CODES = {
   'db.newer_schema': 'failure',
   /** The database has not been migrated (run migrate). */
   'db.not_migrated': 'failure',
-  /** The file cannot be opened or created, or the server refused the role or database. */
+  /** The file cannot be opened, or the server refused the role's use of the database. */
   'db.open_failed': 'failure',
   /** The PostgreSQL server cannot be reached. */
   'db.unreachable': 'failure',
+  /** The PostgreSQL server refused the role: a wrong or missing password, or no pg_hba.conf entry. */
+  'db.auth_failed': 'failure',
   /** copy --to: the target holds an unfinished copy of another mirror. */
   'copy.target_busy': 'failure',
   /** copy --to: the target already holds a mirror. */

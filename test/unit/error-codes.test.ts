@@ -94,6 +94,6 @@ describe('the error catalogs', () => {
       'webhook.tls_invalid',
       'webhook.tls_unreadable',
     ]);
-    expect(Object.keys(ERROR_CODES)).toHaveLength(53);
+    expect(Object.keys(ERROR_CODES)).toHaveLength(55);
   });
 });

@@ -1,8 +1,7 @@
-import pg from 'pg';
 import { knownMigrations } from '../migrations.js';
 import type { Inspection } from '../sqlite/inspect.js';
 import { postgresLocation } from '../location.js';
-import { appliedPostgresMigrations } from './open.js';
+import { appliedPostgresMigrations, ClosingClient, withPassword } from './open.js';
 
 /**
  * Looks at a PostgreSQL mirror the way the daemon will find it: connected to without migrating,
@@ -10,9 +9,8 @@ import { appliedPostgresMigrations } from './open.js';
  * proves the role may write the schema, and changes nothing).
  */
 export async function inspectPostgres(url: string, password?: string): Promise<Inspection> {
-  const client = new pg.Client({
-    connectionString: url,
-    ...(password !== undefined && { password }),
+  const client = new ClosingClient({
+    connectionString: withPassword(url, password),
     connectionTimeoutMillis: 5000,
     application_name: 'transport-sync doctor',
   });

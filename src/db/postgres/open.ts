@@ -40,15 +40,19 @@ export async function openPostgres({
   const options = ['-c TimeZone=UTC', '-c DateStyle=ISO'];
   if (isReadOnly) options.push('-c default_transaction_read_only=on');
   const clientConfig: pg.ClientConfig = {
-    connectionString: url,
-    ...(password !== undefined && { password }),
+    connectionString: withPassword(url, password),
     options: options.join(' '),
     application_name: 'transport-sync',
     types: MIRROR_TYPES,
     keepAlive: true,
     connectionTimeoutMillis: 10_000,
   };
-  const pool = new pg.Pool({ ...clientConfig, max: maxConnections, idleTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({
+    ...clientConfig,
+    Client: ClosingClient,
+    max: maxConnections,
+    idleTimeoutMillis: 30_000,
+  });
   // An idle client whose server went away must not crash the process: the next query reports it.
   pool.on('error', () => undefined);
   try {
@@ -73,6 +77,48 @@ export async function openPostgres({
     throw postgresError(error, location);
   }
   return postgresConnection(pool, location, () => new pg.Client(clientConfig));
+}
+
+/**
+ * A client that closes its socket when connecting fails. pg leaves it open when the client
+ * itself gives up while authenticating (it has no password to answer the server's challenge):
+ * the server then waits out its authentication_timeout, a minute, and a command that has
+ * reported the error cannot exit until then.
+ */
+export class ClosingClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    type Callback = (error: Error | null) => void;
+    const connect = this.connect.bind(this) as (callback: Callback) => void;
+    const closeSocket = () =>
+      (
+        this as unknown as { connection?: { stream?: { destroy(): void } } }
+      ).connection?.stream?.destroy();
+    const closing = (callback?: Callback): Promise<pg.Client> | void => {
+      if (!callback) {
+        return new Promise((resolve, reject) =>
+          closing((error) => (error ? reject(error) : resolve(this))),
+        );
+      }
+      connect((error) => {
+        if (error) closeSocket();
+        callback(error);
+      });
+    };
+    this.connect = closing as pg.Client['connect'];
+  }
+}
+
+/**
+ * The connection string with the role's password in it. pg lets each field of a connection
+ * string override the config beside it, the empty password of a URL without one included: a
+ * password passed beside such a URL is never sent, and a server that asks for one refuses.
+ */
+export function withPassword(url: string, password: string | undefined): string {
+  if (password === undefined) return url;
+  const parsed = new URL(url);
+  parsed.password = encodeURIComponent(password);
+  return parsed.toString();
 }
 
 /** How many migrations a database has applied, and the newest one's time. */

@@ -13,6 +13,7 @@ import Database from 'better-sqlite3';
 import { pinSqlite } from './pin.js';
 import { TransportError } from '../../errors.js';
 import { requireDatabaseFile } from '../open.js';
+import { databaseError, isSqliteError } from './errors.js';
 import { appliedMigrations, openSqlite } from './open.js';
 
 /** What a backup wrote. */
@@ -61,9 +62,13 @@ export async function backupSqlite({
   requireDatabaseFile(sourcePath);
   const source = await openSqlite({ path: sourcePath, isReadOnly: true, shouldMigrate: false });
   try {
-    // An empty file of our making: SQLite writes into it and keeps its mode.
-    closeSync(openSync(temp, 'wx', 0o600));
-    source.sqlite.prepare('VACUUM INTO ?').run(temp);
+    try {
+      // An empty file of our making: SQLite writes into it and keeps its mode.
+      closeSync(openSync(temp, 'wx', 0o600));
+      source.sqlite.prepare('VACUUM INTO ?').run(temp);
+    } catch (error) {
+      throw copyError(error, sourcePath, targetPath);
+    }
     const schemaVersion = verifyCopy(temp);
     const fd = openSync(temp, 'r+');
     try {
@@ -78,6 +83,17 @@ export async function backupSqlite({
     await source.close();
     rmSync(temp, { force: true });
   }
+}
+
+/**
+ * A failed copy as a coded error: a damaged source is the database's fault; a read-only or full
+ * target folder (the usual case) is the backup's.
+ */
+function copyError(error: unknown, sourcePath: string, targetPath: string): unknown {
+  const isSourceDamaged = isSqliteError(error) && /^SQLITE_(CORRUPT|NOTADB)/.test(error.code);
+  return isSourceDamaged
+    ? databaseError(error, sourcePath)
+    : databaseError(error, targetPath, { noun: 'the backup' });
 }
 
 /** quick_check the copy and return its schema version (migrations applied). */

@@ -1,10 +1,11 @@
-import { closeSync, chmodSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, chmodSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { pinSqlite } from './pin.js';
 import { TransportError } from '../../errors.js';
 import { isBehind, migrationsFolder, refuseNewer, type AppliedMigrations } from '../migrations.js';
 import { sqliteConnection, type SqliteConnection } from './connection.js';
+import { databaseError } from './errors.js';
 
 /** How to open a SQLite mirror. */
 export interface SqliteOpenOptions {
@@ -23,7 +24,16 @@ export interface SqliteOpenOptions {
  * synchronous=NORMAL (durable at checkpoints, safe against corruption), a busy timeout, and
  * foreign keys. Refuses a database written by a newer version instead of touching it.
  */
-export async function openSqlite({
+export async function openSqlite(options: SqliteOpenOptions): Promise<SqliteConnection> {
+  try {
+    return await openFile(options);
+  } catch (error) {
+    // Where the file is known: a read-only folder, a full disk, a damaged file are named here.
+    throw databaseError(error, options.path, { verb: 'open' });
+  }
+}
+
+async function openFile({
   path,
   shouldMigrate = true,
   isReadOnly = false,
@@ -35,6 +45,8 @@ export async function openSqlite({
   try {
     sqlite = pinSqlite(new Database(path, { readonly: isReadOnly, fileMustExist: isReadOnly }));
   } catch (error) {
+    const translated = databaseError(error, path, { verb: 'open' });
+    if (translated instanceof TransportError) throw translated;
     throw new TransportError({
       code: 'db.open_failed',
       message: `cannot open the database ${path}: ${(error as Error).message}`,
@@ -106,11 +118,14 @@ function createPrivateFile(path: string, mayCreateFolder: boolean): void {
 
 /**
  * SQLite gives -wal and -shm the database file's mode, but a file created by an older version or
- * copied in by an operator may be wider: bring all three back to 0600.
+ * copied in by an operator may be wider: bring all three back to 0600. Only bits are taken away:
+ * a file the operator made read-only stays read-only, and one already private is not touched.
  */
 function tightenModes(path: string): void {
   if (path === ':memory:') return;
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
-    if (existsSync(file)) chmodSync(file, 0o600);
+    if (!existsSync(file)) continue;
+    const mode = statSync(file).mode & 0o777;
+    if (mode & 0o077) chmodSync(file, mode & 0o600);
   }
 }
