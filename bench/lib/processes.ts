@@ -10,14 +10,15 @@ export function cliPath(): string {
   return join(repoRoot(), 'dist', 'cli', 'bin.js');
 }
 
-/** The environment for a child: none of the developer's TRANSPORT_* settings. */
+/** The environment for a child: none of the developer's or the machine's TRANSPORT_* settings. */
 export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (!key.startsWith('TRANSPORT_') && key !== 'LOG_LEVEL' && key !== 'NODE_OPTIONS')
       env[key] = value;
   }
-  return { ...env, ...extra };
+  // Nor the machine's environment file (/etc/transport-sync/transport-sync.env).
+  return { ...env, TRANSPORT_ENV_FILE: '', ...extra };
 }
 
 /** The CLI simulator in its own process. */
