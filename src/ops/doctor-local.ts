@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { SETTINGS, type Config } from '../config/index.js';
 import { readPasswordFile, type DatabaseTarget } from '../db/open.js';
 import { isPostgresLocation, postgresLocation } from '../db/location.js';
+import { machineError } from '../db/machine-errors.js';
+import { databaseError } from '../db/sqlite/errors.js';
 import { inspectSqlite, type Inspection } from '../db/sqlite/inspect.js';
 import { describeError, TransportError } from '../errors.js';
 import { checkReceiverFiles } from '../webhooks/preflight.js';
@@ -127,7 +129,7 @@ export async function checkDatabase(target: DatabaseTarget): Promise<CheckResult
         ).inspectPostgres(path, readPasswordFile(target.passwordFile))
       : inspectSqlite(path);
   } catch (error) {
-    found = { kind: 'unopenable', error: (error as Error).message };
+    found = { kind: 'unopenable', error: (error as Error).message, cause: error };
   }
   if (found.kind === 'missing') {
     return [
@@ -140,6 +142,10 @@ export async function checkDatabase(target: DatabaseTarget): Promise<CheckResult
     ];
   }
   if (found.kind === 'unopenable') {
+    // A failure the machine causes (read-only, full, damaged, refused) names its own cause.
+    const known = machineFailureOf(found.cause, path);
+    if (known)
+      return [{ name: 'database', status: 'fail', detail: known.message, hint: known.hint }];
     return [
       {
         name: 'database',
@@ -152,6 +158,15 @@ export async function checkDatabase(target: DatabaseTarget): Promise<CheckResult
     ];
   }
   return [checkSchema(found.schema), checkWritable(found.writeError, postgresLocationOf(path))];
+}
+
+function machineFailureOf(cause: unknown, path: string): TransportError | undefined {
+  if (cause === undefined) return undefined;
+  if (cause instanceof TransportError) return cause;
+  const translated = isPostgresLocation(path)
+    ? cause
+    : databaseError(cause, path, { verb: 'open' });
+  return translated instanceof TransportError ? translated : machineError(cause);
 }
 
 function checkSchema({ applied, known }: { applied: number; known: number }): CheckResult {

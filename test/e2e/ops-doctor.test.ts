@@ -102,6 +102,16 @@ describe('transport-sync doctor', () => {
     );
   });
 
+  it('names a file that is not a database as such, and says what to do', async () => {
+    const { env, db } = await healthyEnv(sim.url);
+    writeFileSync(db, 'not a database\n');
+    const result = await runCli(['doctor'], env);
+    expect(result.code).toBe(1);
+    const database = check(result.stdout, 'database');
+    expect(database.line).toMatch(/^FAIL {2}database: the database .* is not an SQLite database/);
+    expect(database.todo).toMatch(/restore the latest backup/);
+  });
+
   it('fails the token check of an unreachable URL and says what to do', async () => {
     const { env } = await healthyEnv('http://127.0.0.1:9');
     const result = await runCli(['doctor'], env);

@@ -7,7 +7,7 @@ import { appliedMigrations } from './open.js';
 /** What a look at a database finds, without creating, migrating or changing anything. */
 export type Inspection =
   | { kind: 'missing' }
-  | { kind: 'unopenable'; error: string }
+  | { kind: 'unopenable'; error: string; cause?: unknown }
   | {
       kind: 'open';
       schema: { applied: number; known: number };
@@ -27,7 +27,7 @@ export function inspectSqlite(path: string, busyTimeoutMs = 5000): Inspection {
     sqlite = pinSqlite(new Database(path, { fileMustExist: true }));
     sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
   } catch (error) {
-    return { kind: 'unopenable', error: (error as Error).message };
+    return { kind: 'unopenable', error: (error as Error).message, cause: error };
   }
   try {
     const schema = {
