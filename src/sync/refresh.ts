@@ -85,7 +85,8 @@ const NUL_REASON =
 /**
  * Writes records inside the caller's transaction (see storeRecords): those `isSame` marks are
  * left as they are, text PostgreSQL cannot hold is kept apart, never stored as something that
- * reads differently.
+ * reads differently. Several records are written as one batch (requests.writeMany), with their
+ * quarantined copies cleared in one statement; the tables end as writing them one by one would.
  */
 async function writeRecords(
   tx: StoreTx,
@@ -105,29 +106,43 @@ async function writeRecords(
   // Counted by the caller once committed: a transaction may run twice (see Store.transaction).
   let drifted = 0;
   const outcomes = records.map((): RefreshOutcome => 'unchanged');
-  for (const [index, { record, list, drift, readAt }] of records.entries()) {
+  const stored: number[] = [];
+  const keptApart: number[] = [];
+  for (const index of records.keys()) {
     if (isSame[index]) continue;
-    if (!tx.sql.dialect.isNulStorable && jsonHasNul(texts[index]!)) {
-      await quarantineIn(
-        tx,
-        { requestId: record.request_id, reason: NUL_REASON, raw: records[index]!.raw },
-        source,
-      );
-      outcomes[index] = 'quarantined';
-      continue;
-    }
-    outcomes[index] = await tx.requests.write({
+    const isUnstorable = !tx.sql.dialect.isNulStorable && jsonHasNul(texts[index]!);
+    (isUnstorable ? keptApart : stored).push(index);
+  }
+  const observations = stored.map((index) => {
+    const { record, list, readAt } = records[index]!;
+    return {
       normalized: normalizeDetail(record, list),
       rawJson: texts[index]!,
       source,
       observedAt,
       readAt: readAt ?? observedAt,
-    });
-    await tx.quarantine.clear(record.request_id);
-    if (drift && drift.length > 0) {
-      await tx.drift.record(record.request_id, source, drift, observedAt);
-      drifted += drift.length;
-    }
+    };
+  });
+  const written =
+    observations.length === 1
+      ? [await tx.requests.write(observations[0]!)]
+      : await tx.requests.writeMany(observations);
+  stored.forEach((index, i) => (outcomes[index] = written[i]!));
+  const idOf = (index: number) => records[index]!.record.request_id;
+  await tx.quarantine.clearMany([...new Set(stored.map(idOf))]);
+  for (const index of stored) {
+    const { drift } = records[index]!;
+    if (!drift || drift.length === 0) continue;
+    await tx.drift.record(idOf(index), source, drift, observedAt);
+    drifted += drift.length;
+  }
+  // After the clears: one by one, a copy kept apart before a later stored record of its request
+  // would have been cleared by it.
+  for (const index of keptApart) {
+    outcomes[index] = 'quarantined';
+    if (stored.some((later) => later > index && idOf(later) === idOf(index))) continue;
+    const { raw } = records[index]!;
+    await quarantineIn(tx, { requestId: idOf(index), reason: NUL_REASON, raw }, source);
   }
   return { outcomes, drifted };
 }

@@ -14,6 +14,10 @@ export interface QuarantinedRecord {
  * times seen) until a later cycle receives it well-formed and the store clears it.
  */
 export function createQuarantineStore(sql: Sql) {
+  /** Forgets a request's quarantined record once a well-formed one is stored. */
+  const clear = async (requestId: string): Promise<void> => {
+    await sql.run('DELETE FROM quarantine WHERE request_id = @id', { id: requestId });
+  };
   return {
     /** Records (or re-records) a malformed record. */
     async add(record: QuarantinedRecord, source: string, at: string): Promise<void> {
@@ -39,9 +43,20 @@ export function createQuarantineStore(sql: Sql) {
         },
       );
     },
-    /** Forgets a request's quarantined record once a well-formed one is stored. */
-    async clear(requestId: string): Promise<void> {
-      await sql.run('DELETE FROM quarantine WHERE request_id = @id', { id: requestId });
+    clear,
+    /** clear for many requests, in one statement (the ids as an array, or JSON text). */
+    async clearMany(requestIds: readonly string[]): Promise<void> {
+      if (requestIds.length <= 1) {
+        if (requestIds[0] !== undefined) await clear(requestIds[0]);
+        return;
+      }
+      const isPostgres = sql.dialect.engine === 'postgres';
+      await sql.run(
+        `DELETE FROM quarantine WHERE request_id IN (${
+          isPostgres ? 'SELECT unnest(@ids::text[])' : 'SELECT value FROM json_each(@ids)'
+        })`,
+        { ids: isPostgres ? requestIds : JSON.stringify(requestIds) },
+      );
     },
     async size(): Promise<number> {
       return (await sql.get<{ n: number }>('SELECT count(*) AS n FROM quarantine'))!.n;

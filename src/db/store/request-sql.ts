@@ -9,7 +9,7 @@ import type { Dialect } from '../sql.js';
 /* The request store's SQL, built from the table description, in the SQL both engines speak. */
 
 /** The requests columns, in table order. */
-const REQUEST_COLUMNS = [
+export const REQUEST_COLUMNS = [
   'request_id',
   ...CONTENT_COLUMNS,
   'unavailable_at',
@@ -21,19 +21,21 @@ const REQUEST_COLUMNS = [
   'raw_json',
 ] as const satisfies readonly (keyof RequestRow)[];
 
+/** The requests columns a write reads back first (see StoredRow). */
+export const STORED_COLUMNS = REQUEST_COLUMNS.filter((c) => c !== 'source' && c !== 'raw_json');
+
 const LOCATION_COLUMNS = columnNames(requestLocations);
 const SUMMARY_COLUMNS =
   'request_id, list_state, event_dt_utc, last_updated_timestamp_utc, unavailable_at, read_at';
-const list = (columns: readonly string[], prefix = '') =>
+export const list = (columns: readonly string[], prefix = '') =>
   columns.map((column) => `${prefix}${column}`).join(', ');
-const setExcluded = (columns: readonly string[]) =>
+export const setExcluded = (columns: readonly string[]) =>
   columns.map((column) => `${column} = excluded.${column}`).join(', ');
 
 /** The statements of the request store, for one dialect. */
 export function requestSql(dialect: Dialect) {
-  const stored = REQUEST_COLUMNS.filter((c) => c !== 'source' && c !== 'raw_json');
   return {
-    selectRow: `SELECT ${list(stored)} FROM requests WHERE request_id = @id${dialect.forUpdate}`,
+    selectRow: `SELECT ${list(STORED_COLUMNS)} FROM requests WHERE request_id = @id${dialect.forUpdate}`,
     summary: `SELECT ${SUMMARY_COLUMNS} FROM requests WHERE request_id = @id`,
     // summary for many ids in one statement whatever their number: PostgreSQL takes them as an
     // array, SQLite as JSON text it unpacks.

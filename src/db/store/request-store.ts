@@ -1,3 +1,4 @@
+import { accountKey, facilityKey } from '../../mirror/detail-batch.js';
 import type {
   PartialRequestWrite,
   RequestWrite,
@@ -15,6 +16,7 @@ import {
 } from '../../mirror/request-plan.js';
 import type { AccountRow, FacilityRow, LocationRow } from '../schema/index.js';
 import { jsonHasNul, type Sql } from '../sql.js';
+import { createRequestBatch } from './request-batch.js';
 import { requestSql } from './request-sql.js';
 import type { WrittenCache } from './written-cache.js';
 
@@ -39,9 +41,9 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache) {
     written().set(key, value);
   }
   const writeAccount = (account: AccountRow, at: string) =>
-    writeShared(`account:${account.account_id}`, q.upsertAccount, account, at);
+    writeShared(accountKey(account), q.upsertAccount, account, at);
   const writeFacility = (facility: FacilityRow, at: string) =>
-    writeShared(`facility:${facility.facility_id}`, q.upsertFacility, facility, at);
+    writeShared(facilityKey(facility), q.upsertFacility, facility, at);
 
   const insertChange = (change: ChangeRow) => sql.run(q.insertChange, change);
 
@@ -97,7 +99,7 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache) {
   ): Promise<void> {
     const changes = await sql.run(q.upsertAccountName, { ...account, updated_at: at });
     // The poll's cache would otherwise skip rewriting what it believes is already stored.
-    if (changes > 0) written().forget(`account:${account.account_id}`);
+    if (changes > 0) written().forget(accountKey(account));
   }
 
   /** Marks a request the service no longer shows us (see planUnavailable); false: no change. */
@@ -123,8 +125,12 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache) {
     return row !== undefined;
   }
 
+  const { writeMany } = createRequestBatch({ sql, written, write });
+
   return {
     write,
+    /** Stores a batch of observations as `write` would one by one (see request-batch.ts). */
+    writeMany,
     writePartial,
     markUnavailable,
     /** Stored summaries of requests whose event time lies in [from, to] (canonical ISO). */

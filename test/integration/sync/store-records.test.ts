@@ -7,6 +7,8 @@ import { storeRecords, type PendingRecord } from '../../../src/sync/refresh.js';
 import {
   countRows,
   createTestDatabase,
+  execute,
+  queryAll,
   queryOne,
   testEngine,
   type TestDatabase,
@@ -18,23 +20,26 @@ import { detailRecord, listFields } from '../../helpers/records.js';
 let database: TestDatabase;
 let db: MirrorDb;
 let store: Store;
-/** Statements run in read-only work, and write transactions opened, since the last reset. */
-const seen = { reads: 0, transactions: 0 };
+/**
+ * Statements run in read-only work, write transactions opened, and the texts of the statements
+ * they ran, since the last reset.
+ */
+const seen = { reads: 0, transactions: 0, written: [] as string[] };
 
-/** `sql`, counting its statements into `seen.reads`. */
-function counting(sql: Sql): Sql {
+/** `sql`, counting its statements with `count`. */
+function counting(sql: Sql, count: (text: string) => void = () => (seen.reads += 1)): Sql {
   return {
     dialect: sql.dialect,
     all(text, params) {
-      seen.reads += 1;
+      count(text);
       return sql.all(text, params);
     },
     get(text, params) {
-      seen.reads += 1;
+      count(text);
       return sql.get(text, params);
     },
     run(text, params) {
-      seen.reads += 1;
+      count(text);
       return sql.run(text, params);
     },
   };
@@ -48,7 +53,7 @@ beforeEach(async () => {
     read: (work, options) => db.read((sql) => work(counting(sql)), options),
     transaction(work) {
       seen.transactions += 1;
-      return db.transaction(work);
+      return db.transaction((sql) => work(counting(sql, (text) => seen.written.push(text))));
     },
   };
   store = createStore({ db: watched, clock: systemClock });
@@ -137,5 +142,54 @@ describe('storing a page of records', () => {
       expect(outcomes).toEqual(['unchanged', 'quarantined']);
       expect(await countRows(db, 'quarantine', 'request_id = @id', { id: 'N0000000' })).toBe(1);
     }
+  });
+});
+
+describe('writing a page of records', () => {
+  /** A page of `size` records, new or (with another note and a later last_updated) changed. */
+  const page = (size: number, lastUpdated: string, notes = 'Stairs at entrance') =>
+    Array.from({ length: size }, (_, i) => ({
+      ...pending(`P${String(i).padStart(7, '0')}`, 'accepted', {
+        enabled_request_fields: { notes },
+      }),
+      list: listFields({ last_updated_timestamp_utc: lastUpdated }),
+    }));
+  const LATER = '2026-11-21T08:30:00.000Z';
+
+  it('writes the whole page as one batch, in as many statements whatever its size on PostgreSQL', async () => {
+    const counts: number[] = [];
+    for (const size of [5, 50]) {
+      await storePage(page(size, '2026-11-21T08:00:00.000Z'));
+      seen.written = [];
+      const outcomes = await storePage(page(size, LATER, 'Ramp'), '2026-11-21T09:05:00.000Z');
+      expect(outcomes).toEqual(Array.from({ length: size }, () => 'changed'));
+      // One savepoint for the batch: none of the records was written on its own.
+      expect(seen.written.filter((text) => text.startsWith('SAVEPOINT'))).toHaveLength(1);
+      counts.push(seen.written.length);
+      await execute(db, 'DELETE FROM requests');
+    }
+    // Read, savepoint, requests, the deletes of locations and fields, locations, fields, the
+    // change log, release, and the quarantine's clear: the account and facility are cached.
+    if (testEngine() === 'postgres') expect(counts).toEqual([10, 10]);
+    else expect(counts[1]! - counts[0]!).toBeGreaterThan(0);
+  });
+
+  it('clears a request’s quarantined copy once stored, unless a later copy in the page is kept apart', async () => {
+    const nul = (id: string) => pending(id, 'awaiting', { notes: 'a\u0000b' });
+    const outcomes = await storePage([
+      nul('Q1111111'),
+      pending('Q1111111', 'awaiting'),
+      pending('Q2222222', 'awaiting'),
+      nul('Q2222222'),
+    ]);
+    if (testEngine() === 'sqlite') {
+      // SQLite holds NUL: every record is stored, and nothing is kept apart.
+      expect(outcomes).toEqual(['new', 'changed', 'new', 'changed']);
+      expect(await countRows(db, 'quarantine')).toBe(0);
+      return;
+    }
+    expect(outcomes).toEqual(['quarantined', 'new', 'new', 'quarantined']);
+    const kept = await queryAll(db, 'SELECT request_id, seen_count FROM quarantine');
+    expect(kept).toEqual([{ request_id: 'Q2222222', seen_count: 1 }]);
   });
 });
