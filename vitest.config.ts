@@ -36,7 +36,8 @@ const SQLITE_ONLY = [
 ];
 
 /*
- * test/slow holds runs that take minutes of wall clock (an outage at the service's own pace).
+ * test/slow holds runs that measure the wall clock: an outage at the service's own pace, the demo
+ * watched for 40 s.
  * `npm test` leaves them out; `npm run test:slow` sets TRANSPORT_TEST_SLOW=1 to run them alone.
  */
 const isSlowRun = process.env.TRANSPORT_TEST_SLOW === '1';
@@ -45,7 +46,8 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Databases and loopback servers are per test file; two workers suit the 2-core machines.
+    // Databases and loopback servers are per test file. Four workers on the 2-core machines: the
+    // end-to-end files spend much of their time waiting on the processes they start.
     pool: 'forks',
     setupFiles: ['test/setup/sqlite-pin.ts'],
     maxWorkers: 4,
