@@ -1,13 +1,12 @@
 import { loadConfig } from '../config/index.js';
-import { copyMirror, type TableCopy } from '../db/copy.js';
+import type { TableCopy } from '../db/copy.js';
+import { copyInWorker } from '../db/copy/job.js';
 import { isPostgresLocation, postgresLocation } from '../db/location.js';
-import { openDatabase, openForReading } from '../db/open.js';
-import { readSyncState } from '../db/store/sync-state-store.js';
 import { TransportError } from '../errors.js';
 import { DB_FLAG, EXIT, parseCommandArgs, usageError, type Command } from './command.js';
 
-/** A daemon's owner lease renewed this recently means it still writes the file. */
-const LEASE_FRESH_MS = 60_000;
+/** Rows of a table between two progress lines. */
+const PROGRESS_STEP = 10_000;
 
 /** `transport-sync copy --to postgres://...`: moves a SQLite mirror up to PostgreSQL. */
 export const copyCommand: Command = {
@@ -44,40 +43,29 @@ configuration, or --to not a PostgreSQL URL or a source that is not a SQLite fil
         hint: 'transport-sync copy --db /var/lib/transport-sync/mirror.db --to postgres://transport_sync@db.example/transport_sync',
       });
     }
-    const source = await openForReading({ location: config.dbPath });
-    try {
-      if (source.engine !== 'sqlite') throw new Error('unreachable: the source is a file');
-      const lease = await readSyncState(source, 'daemon_owner');
-      if (lease && Date.now() - Date.parse(lease.updated_at) < LEASE_FRESH_MS) {
-        throw new TransportError({
-          code: 'copy.source_in_use',
-          message: `a daemon is running on ${config.dbPath} (its lease was renewed at ${lease.updated_at})`,
-          hint: 'Stop it first (systemctl stop transport-sync), so that the copy is the mirror as it stands.',
-        });
-      }
-      const db = await openDatabase({
-        location: target.dbPath,
-        ...(config.dbPasswordFile !== undefined && { passwordFile: config.dbPasswordFile }),
-      });
-      try {
-        if (db.engine !== 'postgres') throw new Error('unreachable: the target is a URL');
-        io.stderr.write(`copying ${config.dbPath} into ${postgresLocation(target.dbPath)}\n`);
-        const results = await copyMirror({
-          source,
-          target: db,
-          onProgress: (table, copied, total) => {
-            if (copied === total || copied % 10_000 < 1000)
-              io.stderr.write(`  ${table}: ${copied} of ${total}\n`);
-          },
-        });
-        io.stdout.write(formatCopy(results));
-        return results.every((result) => result.isEqual) ? EXIT.ok : EXIT.failure;
-      } finally {
-        await db.close();
-      }
-    } finally {
-      await source.close();
-    }
+    // The copy runs in a worker thread (src/db/copy/job.ts): this thread loads no database
+    // driver. A line for a table's first batch, then one each 10,000 rows, and one at its end.
+    const printed = new Map<string, number>();
+    const results = await copyInWorker({
+      job: {
+        sourcePath: config.dbPath,
+        target: {
+          location: target.dbPath,
+          ...(config.dbPasswordFile !== undefined && { passwordFile: config.dbPasswordFile }),
+        },
+      },
+      env: io.env,
+      onStarted: () =>
+        io.stderr.write(`copying ${config.dbPath} into ${postgresLocation(target.dbPath)}\n`),
+      onProgress: (table, copied, total) => {
+        const step = Math.floor(copied / PROGRESS_STEP);
+        if (copied !== total && printed.get(table) === step) return;
+        printed.set(table, step);
+        io.stderr.write(`  ${table}: ${copied} of ${total}\n`);
+      },
+    });
+    io.stdout.write(formatCopy(results));
+    return results.every((result) => result.isEqual) ? EXIT.ok : EXIT.failure;
   },
 };
 

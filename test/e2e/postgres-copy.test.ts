@@ -188,4 +188,44 @@ describe('copy --to postgres://', () => {
       await target.close();
     }
   }, 120_000);
+
+  it("reports the copy's own refusals and a database's failure as errors with a hint, exit 1", async () => {
+    expect(testEngine()).toBe('postgres');
+    // A mirror whose daemon renewed its lease a moment ago.
+    const file = join(tempDir(), 'mirror.db');
+    const mirror = await openDatabase({ location: file });
+    await mirror.transaction((sql) =>
+      sql.run("INSERT INTO sync_state (key, value, updated_at) VALUES ('daemon_owner', 'x', @at)", {
+        at: new Date().toISOString(),
+      }),
+    );
+    await mirror.close();
+    database = await createTestDatabase();
+    const env = cleanEnv({ TRANSPORT_DB: file });
+
+    const busy = await runCli(['copy', '--to', database.location], env);
+    expect(busy.code).toBe(1);
+    expect(busy.stderr).toMatch(/^transport-sync: error: a daemon is running on .*mirror\.db/m);
+    expect(busy.stderr).toMatch(/^ {2}hint: Stop it first/m);
+    expect(busy.stderr).not.toContain('copying');
+    // Refused before the target was opened: not even migrated.
+    const target = await openDatabase({ location: database.location, shouldMigrate: false });
+    try {
+      expect(await target.hasTable('sync_state')).toBe(false);
+    } finally {
+      await target.close();
+    }
+
+    // The lease let go: a target database that does not exist is the server's error, named.
+    const released = new Database(file);
+    released.prepare("DELETE FROM sync_state WHERE key = 'daemon_owner'").run();
+    released.close();
+    const missing = new URL(database.location);
+    missing.pathname = `${missing.pathname}_missing`;
+    const gone = await runCli(['copy', '--to', missing.toString()], env);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toMatch(/^transport-sync: error: .*does not exist/m);
+    expect(gone.stderr).toMatch(/^ {2}hint: /m);
+    expect(gone.stderr).not.toContain('unexpected');
+  }, 60_000);
 });

@@ -1,0 +1,81 @@
+import { Worker } from 'node:worker_threads';
+import { TransportError, type TransportErrorOptions } from '../../errors.js';
+import type { TableCopy } from '../copy.js';
+import type { DatabaseTarget } from '../open.js';
+import type { CopyProgress } from './write.js';
+
+/**
+ * The copy runs in a worker thread with a heap of its own, capped. It holds little at any time
+ * (a batch or two, a page of the target, the loaded modules: about 15 MB live), but it turns
+ * over gigabytes, and V8 in a process without a memory limit lets garbage grow to about four
+ * times what is live before it collects, with a young generation of 32 MB beside it: 180 to
+ * 200 MB of RSS for a 100,000-request mirror. Under a cap V8 collects sooner (as it does in a
+ * memory cgroup); the cap is far above what the copy holds, and a batch is at most 256 KiB of
+ * values (COPY_LIMITS), so it is never reached by a mirror of any size.
+ */
+export const COPY_HEAP = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 8 } as const;
+
+/** What the worker is given. */
+export interface CopyJob {
+  sourcePath: string;
+  target: DatabaseTarget;
+}
+
+/** What the worker says, in order: started, progress..., then done or failed. */
+export type CopyMessage =
+  | { type: 'started' }
+  | { type: 'progress'; table: string; copied: number; total: number }
+  | { type: 'done'; results: TableCopy[] }
+  | { type: 'failed'; error: FailureReport };
+
+/** An error across the thread boundary: a coded one whole, anything else as its stack. */
+export type FailureReport =
+  | { kind: 'coded'; options: Omit<TransportErrorOptions, 'cause'> }
+  | { kind: 'unexpected'; message: string; stack: string | undefined };
+
+/** The error a report stands for, thrown again on this side. */
+function errorOf(report: FailureReport): Error {
+  if (report.kind === 'coded') return new TransportError(report.options);
+  const error = new Error(report.message);
+  if (report.stack) error.stack = report.stack;
+  return error;
+}
+
+/**
+ * Runs `copyFile` (src/db/copy.ts) in a worker thread (see COPY_HEAP) and resolves with its
+ * results; its errors are thrown here as they were there. `env` becomes the worker's
+ * process.env (PGPASSFILE and the like).
+ */
+export function copyInWorker({
+  job,
+  env,
+  onStarted,
+  onProgress,
+}: {
+  job: CopyJob;
+  env: NodeJS.ProcessEnv;
+  onStarted?: () => void;
+  onProgress?: CopyProgress;
+}): Promise<TableCopy[]> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./worker.js', import.meta.url), {
+      workerData: job,
+      env: { ...env },
+      resourceLimits: COPY_HEAP,
+    });
+    let outcome: { results: TableCopy[] } | { error: Error } | undefined;
+    worker.on('message', (message: CopyMessage) => {
+      if (message.type === 'started') onStarted?.();
+      else if (message.type === 'progress')
+        onProgress?.(message.table, message.copied, message.total);
+      else if (message.type === 'done') outcome = { results: message.results };
+      else outcome = { error: errorOf(message.error) };
+    });
+    // The worker's own failure (out of its heap, a module that did not load): it ends with it.
+    worker.on('error', (error) => (outcome ??= { error }));
+    worker.on('exit', (code) => {
+      if (outcome && 'results' in outcome) resolve(outcome.results);
+      else reject(outcome?.error ?? new Error(`the copy's worker stopped (exit code ${code})`));
+    });
+  });
+}
