@@ -11,7 +11,7 @@
  * 2. changed requests, batched: the same path over a database holding every request, each
  *    record changed (a note and a later last_updated).
  * 3. poll path: `runPollCycle` storing every request new, its details written as the cycle
- *    writes them (concurrent detail writes gathered by src/db/write-batcher.ts).
+ *    writes them (concurrent detail writes gathered into sets by src/sync/record-batcher.ts).
  * 4. webhook events stored and applied: v2.0 events (one edit of each request) stored as the
  *    receiver stores a burst (a transaction per 50 deliveries), then applied by the applier.
  */
@@ -62,7 +62,7 @@ function planFor(engine: EngineName, requests: number) {
       target: { op: '>=', value: 0.9 },
       reference: floor,
     }),
-    poll: spec('store.poll', 3, `poll path (details through the write batcher), ${n}`, 'req/s', {
+    poll: spec('store.poll', 3, `poll path (details through the record batcher), ${n}`, 'req/s', {
       target: { op: '>=', value: 0.8 },
       reference: floor,
     }),

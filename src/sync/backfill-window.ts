@@ -6,8 +6,8 @@ import type { BackfillDeps } from './backfill.js';
 import { needsDetail } from './needs-detail.js';
 import { listFieldsOf } from './normalize.js';
 import type { DetailsPage, ListItem, ListState, Rejected } from './ports.js';
-import { createWriteBatcher } from '../db/write-batcher.js';
 import { forEachConcurrently, readAhead } from './pool.js';
+import { createRecordBatcher } from './record-batcher.js';
 import {
   pendingOf,
   quarantineIn,
@@ -240,7 +240,7 @@ async function fetchDetails(
   signal?: AbortSignal,
 ): Promise<number> {
   let stored = 0;
-  const writer = createWriteBatcher(deps.store);
+  const writer = createRecordBatcher(deps.store);
   await forEachConcurrently(
     items,
     deps.concurrency,

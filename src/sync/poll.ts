@@ -4,7 +4,6 @@ import { POLL_COVERAGE_KEY, pollCoverageText, type PollCoverage } from '../mirro
 import type { StoredSummary } from '../mirror/observations.js';
 import { emptyCounts, type RunCounts, type RunStatus } from '../db/store/run-store.js';
 import type { Store } from '../db/store.js';
-import { createWriteBatcher } from '../db/write-batcher.js';
 import { describeError, isTransportError } from '../errors.js';
 import type { Logger, RateLimitedLogger } from '../log.js';
 import { isoFromMs } from '../time.js';
@@ -13,6 +12,7 @@ import { needsDetail } from './needs-detail.js';
 import { listFieldsOf, type ListFields } from './normalize.js';
 import type { ListItem, ListState, Rejected, SyncClient } from './ports.js';
 import { forEachConcurrently, readAhead } from './pool.js';
+import { createRecordBatcher } from './record-batcher.js';
 import {
   quarantineIn,
   refreshRequest,
@@ -134,7 +134,7 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
     }
   }
   // The details that arrive together are stored in one transaction, each request atomic.
-  const writer = createWriteBatcher(store);
+  const writer = createRecordBatcher(store);
   await forEachConcurrently(
     fetches,
     settings.concurrency,

@@ -5,7 +5,7 @@ import type { WriteOutcome, WriteSource } from '../mirror/observations.js';
 import type { RunCounts } from '../db/store/run-store.js';
 import { jsonHasNul } from '../db/sql.js';
 import type { Store, StoreTx } from '../db/store.js';
-import type { WriteBatcher } from '../db/write-batcher.js';
+import type { RecordBatcher } from './record-batcher.js';
 import { normalizeDetail, type DetailLike, type ListFields } from './normalize.js';
 import type { DetailResult, Rejected, SyncClient } from './ports.js';
 
@@ -44,10 +44,9 @@ export async function storeRecords(
   const texts = records.map(({ raw, text }) => text ?? JSON.stringify(raw));
   const isSame = await compareWithStored(store, records, texts);
   if (isSame.every(Boolean)) return records.map((): RefreshOutcome => 'unchanged');
-  const written = await store.transaction((tx) =>
-    writeRecords(tx, records, { source, observedAt, texts, isSame }),
-  );
-  if (counts) counts.schemaDrift += written.drifted;
+  const writes = records.map((record) => ({ ...record, source, observedAt }));
+  const written = await store.transaction((tx) => writeRecords(tx, writes, { texts, isSame }));
+  if (counts) counts.schemaDrift += sum(written.drifted);
   return written.outcomes;
 }
 
@@ -82,29 +81,26 @@ async function compareWithStored(
 const NUL_REASON =
   'a text member holds a NUL character (U+0000), which PostgreSQL cannot store; kept apart rather than stored altered';
 
+/** A record to store, with where and when it was observed. */
+export type RecordWrite = PendingRecord & { source: WriteSource; observedAt: string };
+
 /**
  * Writes records inside the caller's transaction (see storeRecords): those `isSame` marks are
  * left as they are, text PostgreSQL cannot hold is kept apart, never stored as something that
  * reads differently. Several records are written as one batch (requests.writeMany), with their
  * quarantined copies cleared in one statement; the tables end as writing them one by one would.
+ * `drifted` is each record's count of drifted members recorded.
  */
-async function writeRecords(
+export async function writeRecords(
   tx: StoreTx,
-  records: readonly PendingRecord[],
+  records: readonly RecordWrite[],
   {
-    source,
-    observedAt,
     texts = records.map(({ raw, text }) => text ?? JSON.stringify(raw)),
     isSame = [],
-  }: {
-    source: WriteSource;
-    observedAt: string;
-    texts?: string[];
-    isSame?: boolean[];
-  },
-): Promise<{ outcomes: RefreshOutcome[]; drifted: number }> {
+  }: { texts?: string[]; isSame?: boolean[] } = {},
+): Promise<{ outcomes: RefreshOutcome[]; drifted: number[] }> {
   // Counted by the caller once committed: a transaction may run twice (see Store.transaction).
-  let drifted = 0;
+  const drifted = records.map(() => 0);
   const outcomes = records.map((): RefreshOutcome => 'unchanged');
   const stored: number[] = [];
   const keptApart: number[] = [];
@@ -114,7 +110,7 @@ async function writeRecords(
     (isUnstorable ? keptApart : stored).push(index);
   }
   const observations = stored.map((index) => {
-    const { record, list, readAt } = records[index]!;
+    const { record, list, readAt, source, observedAt } = records[index]!;
     return {
       normalized: normalizeDetail(record, list),
       rawJson: texts[index]!,
@@ -131,17 +127,17 @@ async function writeRecords(
   const idOf = (index: number) => records[index]!.record.request_id;
   await tx.quarantine.clearMany([...new Set(stored.map(idOf))]);
   for (const index of stored) {
-    const { drift } = records[index]!;
+    const { drift, source, observedAt } = records[index]!;
     if (!drift || drift.length === 0) continue;
     await tx.drift.record(idOf(index), source, drift, observedAt);
-    drifted += drift.length;
+    drifted[index] = drift.length;
   }
   // After the clears: one by one, a copy kept apart before a later stored record of its request
   // would have been cleared by it.
   for (const index of keptApart) {
     outcomes[index] = 'quarantined';
     if (stored.some((later) => later > index && idOf(later) === idOf(index))) continue;
-    const { raw } = records[index]!;
+    const { raw, source } = records[index]!;
     await quarantineIn(tx, { requestId: idOf(index), reason: NUL_REASON, raw }, source);
   }
   return { outcomes, drifted };
@@ -157,19 +153,21 @@ function isStateOnly(list: ListFields | undefined): list is { state: string } {
 }
 
 /**
- * Stores one record (see storeRecords); with a batcher, in the batch's transaction, committed
- * together with the records other fetches finished meanwhile.
+ * Stores one record (see storeRecords); with a batcher, as one of the set of records other
+ * fetches finished meanwhile, written and committed together (see record-batcher.ts).
  */
 export async function storeRecord(
   store: Store,
-  write: PendingRecord & { source: WriteSource; observedAt: string; counts?: RunCounts },
-  writer?: WriteBatcher,
+  write: RecordWrite & { counts?: RunCounts },
+  writer?: RecordBatcher,
 ): Promise<RefreshOutcome> {
   if (!writer) return (await storeRecords(store, [write], write))[0]!;
-  const written = await writer.run((tx) => writeRecords(tx, [write], write));
-  if (write.counts) write.counts.schemaDrift += written.drifted;
-  return written.outcomes[0]!;
+  const { outcome, drifted } = await writer.store(write);
+  if (write.counts) write.counts.schemaDrift += drifted;
+  return outcome;
 }
+
+const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
 
 /** A detail the client read, ready to store with what a list said of it. */
 export function pendingOf(
@@ -227,8 +225,8 @@ export async function refreshRequest(
     source: WriteSource;
     signal?: AbortSignal;
     counts?: RunCounts;
-    /** Commit together with the other fetches of a cycle (see db/write-batcher.ts). */
-    writer?: WriteBatcher;
+    /** Store together with the other fetches of a cycle (see record-batcher.ts). */
+    writer?: RecordBatcher;
   },
 ): Promise<RefreshOutcome> {
   const observedAt = store.now();

@@ -1,0 +1,74 @@
+import { isWriteConflict } from '../db/conflicts.js';
+import type { Store } from '../db/store.js';
+import { writeRecords, type RecordWrite, type RefreshOutcome } from './refresh.js';
+
+/** Gathers the records of concurrent detail fetches, and stores each gathering as one set. */
+export interface RecordBatcher {
+  /**
+   * Stores `record` with the others that arrive meanwhile; resolves with its outcome and the
+   * drifted members it recorded once the transaction that holds it has committed.
+   */
+  store(record: RecordWrite): Promise<{ outcome: RefreshOutcome; drifted: number }>;
+}
+
+interface Pending {
+  record: RecordWrite;
+  resolve(written: { outcome: RefreshOutcome; drifted: number }): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Group commit in sets: records that arrive while a set is being written wait for the next one,
+ * and each set is written by writeRecords as one batch (requests.writeMany: a few statements per
+ * table, not a savepoint and some twenty statements per record). A write conflict runs the set's
+ * transaction again, on one budget (Store.transaction, conflicts.ts). Any other failure, a record
+ * the engine refuses, fails the set: its records then go one per transaction, so that only the
+ * one at fault fails.
+ */
+export function createRecordBatcher(store: Store, { maxBatch = 250 } = {}): RecordBatcher {
+  let queue: Pending[] = [];
+  let isFlushing = false;
+
+  const writeSet = async (batch: readonly Pending[]) => {
+    const written = await store.transaction((tx) =>
+      writeRecords(
+        tx,
+        batch.map((item) => item.record),
+      ),
+    );
+    batch.forEach((item, index) =>
+      item.resolve({ outcome: written.outcomes[index]!, drifted: written.drifted[index]! }),
+    );
+  };
+
+  const flush = async () => {
+    while (queue.length > 0) {
+      const batch = queue.slice(0, maxBatch);
+      queue = queue.slice(batch.length);
+      try {
+        await writeSet(batch);
+      } catch (error) {
+        // A conflict that outlasted the transaction's retries is no record's fault: the records
+        // fail together, as they would one by one.
+        if (batch.length === 1 || isWriteConflict(error)) {
+          for (const item of batch) item.reject(error);
+          continue;
+        }
+        for (const item of batch) await writeSet([item]).catch(item.reject);
+      }
+    }
+    isFlushing = false;
+  };
+
+  return {
+    store(record) {
+      return new Promise((resolve, reject) => {
+        queue.push({ record, resolve, reject });
+        if (isFlushing) return;
+        isFlushing = true;
+        // Records of one turn of the event loop leave together.
+        setImmediate(() => void flush());
+      });
+    },
+  };
+}

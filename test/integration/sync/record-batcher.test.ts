@@ -1,0 +1,145 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../../src/clock.js';
+import type { Drift } from '../../../src/api/contract.js';
+import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
+import { createStore, type Store, type StoreTx } from '../../../src/db/store.js';
+import { createRecordBatcher } from '../../../src/sync/record-batcher.js';
+import type { RecordWrite } from '../../../src/sync/refresh.js';
+import {
+  countRows,
+  createTestDatabase,
+  queryAll,
+  type TestDatabase,
+} from '../../helpers/engine.js';
+import { detailRecord, listFields } from '../../helpers/records.js';
+
+/*
+ * The record batcher on either engine: the records of concurrent fetches stored as one set in
+ * one transaction, and a record the engine refuses failing alone while the rest of its set is
+ * stored.
+ */
+
+let database: TestDatabase;
+let db: MirrorDb;
+let store: Store;
+/** Write transactions opened, and request ids whose write the "engine" refuses. */
+const seen = { transactions: 0, refused: new Set<string>() };
+
+/** A tx whose request writes refuse the ids in `seen.refused`, as an engine refuses a value. */
+function refusing(tx: StoreTx): StoreTx {
+  const check = (ids: string[]) => {
+    const refused = ids.find((id) => seen.refused.has(id));
+    if (refused) throw new Error(`value too long for ${refused}`);
+  };
+  return {
+    ...tx,
+    requests: {
+      ...tx.requests,
+      write: (observation) => {
+        check([observation.normalized.content.request_id]);
+        return tx.requests.write(observation);
+      },
+      writeMany: (observations) => {
+        check(observations.map((o) => o.normalized.content.request_id));
+        return tx.requests.writeMany(observations);
+      },
+    },
+  };
+}
+
+beforeEach(async () => {
+  database = await createTestDatabase('batcher.db');
+  db = await openDatabase({ location: database.location });
+  const real = createStore({ db, clock: systemClock });
+  seen.transactions = 0;
+  seen.refused.clear();
+  store = {
+    ...real,
+    transaction(work, options) {
+      seen.transactions += 1;
+      return real.transaction((tx) => work(refusing(tx)), options);
+    },
+  };
+});
+afterEach(async () => {
+  await db.close();
+  await database.drop();
+});
+
+const DRIFT: Drift[] = [
+  { member: 'extra_member', problem: 'unknown', expected: null, received: 'string' },
+];
+
+function recordWrite(id: string, second: number, drift?: Drift[]): RecordWrite {
+  const record = detailRecord({ request_id: id });
+  return {
+    record,
+    raw: record,
+    list: listFields({ state: 'accepted' }),
+    ...(drift && { drift }),
+    source: 'poll',
+    observedAt: `2026-11-21T09:00:0${second}.000Z`,
+  };
+}
+
+describe('the record batcher', () => {
+  it('stores the records of one turn as one set, each with its own observation time', async () => {
+    const batcher = createRecordBatcher(store);
+    const written = await Promise.all([
+      batcher.store(recordWrite('A1111111', 1)),
+      batcher.store(recordWrite('B2222222', 2, DRIFT)),
+      batcher.store(recordWrite('C3333333', 3)),
+    ]);
+    expect(written).toEqual([
+      { outcome: 'new', drifted: 0 },
+      { outcome: 'new', drifted: 1 },
+      { outcome: 'new', drifted: 0 },
+    ]);
+    expect(seen.transactions).toBe(1);
+    const changes = await queryAll<{ request_id: string; observed_at: string }>(
+      db,
+      'SELECT request_id, observed_at FROM request_changes ORDER BY request_id',
+    );
+    expect(changes.map((c) => [c.request_id, new Date(c.observed_at).toISOString()])).toEqual([
+      ['A1111111', '2026-11-21T09:00:01.000Z'],
+      ['B2222222', '2026-11-21T09:00:02.000Z'],
+      ['C3333333', '2026-11-21T09:00:03.000Z'],
+    ]);
+    expect(await countRows(db, 'schema_drift')).toBe(1);
+  });
+
+  it('fails a refused record alone: the rest of its set is stored, each in a transaction', async () => {
+    const batcher = createRecordBatcher(store);
+    seen.refused.add('B2222222');
+    const results = await Promise.allSettled([
+      batcher.store(recordWrite('A1111111', 1)),
+      batcher.store(recordWrite('B2222222', 2)),
+      batcher.store(recordWrite('C3333333', 3)),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).toMatchObject({
+      message: 'value too long for B2222222',
+    });
+    // The set, then each record alone.
+    expect(seen.transactions).toBe(4);
+    const stored = await queryAll<{ request_id: string }>(
+      db,
+      'SELECT request_id FROM requests ORDER BY request_id',
+    );
+    expect(stored.map((r) => r.request_id)).toEqual(['A1111111', 'C3333333']);
+  });
+
+  it('takes the records that arrive while a set commits into the next set', async () => {
+    const batcher = createRecordBatcher(store);
+    const first = batcher.store(recordWrite('A1111111', 1));
+    // Queued after the first set has left, while its transaction runs.
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = [
+      batcher.store(recordWrite('B2222222', 2)),
+      batcher.store(recordWrite('C3333333', 3)),
+    ];
+    await Promise.all([first, ...later]);
+    expect(seen.transactions).toBe(2);
+    expect(await countRows(db, 'requests')).toBe(3);
+  });
+});
