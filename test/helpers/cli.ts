@@ -82,7 +82,9 @@ export function startCli(
         );
   let stdout = '';
   let stderr = '';
-  const waiters: (() => void)[] = [];
+  // Waits still open: each is woken by every chunk, and leaves once settled (a settled wait left
+  // in would match the whole output again at every chunk of a long-running daemon).
+  const waiters = new Set<() => void>();
   let isClosed = false;
   child.stdout.on('data', (chunk) => {
     stdout += chunk;
@@ -101,20 +103,19 @@ export function startCli(
   );
   const waitFor = (pattern: RegExp, timeoutMs = 15_000) =>
     new Promise<RegExpMatchArray>((resolve, reject) => {
-      const timer = setTimeout(
-        () =>
-          reject(
-            new Error(`timed out waiting for ${pattern}; stdout: ${stdout}; stderr: ${stderr}`),
-          ),
-        timeoutMs,
-      );
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`timed out waiting for ${pattern}; stdout: ${stdout}; stderr: ${stderr}`));
+      }, timeoutMs);
       const check = () => {
         const match = stdout.match(pattern);
         if (match) {
           clearTimeout(timer);
+          waiters.delete(check);
           resolve(match);
         } else if (child.exitCode !== null) {
           clearTimeout(timer);
+          waiters.delete(check);
           reject(
             new Error(
               `exited ${child.exitCode} before ${pattern}; stdout: ${stdout}; stderr: ${stderr}`,
@@ -122,7 +123,7 @@ export function startCli(
           );
         }
       };
-      waiters.push(check);
+      waiters.add(check);
       check();
     });
   const waitForLines = (
@@ -138,6 +139,7 @@ export function startCli(
       const settle = (error?: Error) => {
         isSettled = true;
         clearTimeout(timer);
+        waiters.delete(check);
         if (error) reject(error);
         else resolve();
       };
@@ -167,7 +169,7 @@ export function startCli(
           settle(new Error(`ended after ${matched} of ${count} lines like ${pattern}`));
         }
       };
-      waiters.push(check);
+      waiters.add(check);
       check();
     });
   return { child, output: () => ({ stdout, stderr }), waitFor, waitForLines, exited };
