@@ -55,6 +55,11 @@ export interface PartialRequestWrite {
   rawJson: string;
   source: WriteSource;
   observedAt: string;
+  /**
+   * Set when a later event (by event id) already marked the request unavailable, at this time:
+   * the data is stored, and the request stays unavailable, as when the two arrive in order.
+   */
+  laterUnavailableAt?: string;
 }
 
 /** A requests row as the store reads it back before writing. */

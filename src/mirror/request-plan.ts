@@ -106,6 +106,8 @@ export function planDetailWrite(
 
 /** The requests row a partial write stores; `is_changed` (0 or 1) keeps or clears the hash. */
 export type PartialRow = RequestContent & {
+  /** Null clears a mark; a mark kept under a later "unavailable" (laterUnavailableAt) stays. */
+  unavailable_at: string | null;
   synced_at: string;
   first_seen_at: string;
   source: WriteSource;
@@ -136,19 +138,22 @@ export function planPartialWrite(
   observation: PartialRequestWrite,
 ): PartialPlan {
   const { content, observedAt } = observation;
-  if (isPartialStale(stored, observedAt)) return { outcome: 'stale' };
+  const isUnderLaterMark = observation.laterUnavailableAt !== undefined;
+  if (isPartialStale(stored, observedAt, isUnderLaterMark)) return { outcome: 'stale' };
   const merged: RequestContent = { ...content };
   const values = merged as unknown as Record<string, unknown>;
   for (const column of observation.unknownColumns) values[column] = stored?.[column] ?? null;
   if (stored) merged.list_state ??= stored.list_state;
   const movedRoles = changedRoles(storedLocations, observation.locations);
   const isChanged = !stored || diffColumns(stored, merged).length > 0 || movedRoles.length > 0;
-  const wasUnavailable = Boolean(stored?.unavailable_at);
+  // Under a later mark the request stays unavailable: no "available" in between.
+  const wasUnavailable = Boolean(stored?.unavailable_at) && !isUnderLaterMark;
   if (!isChanged && !wasUnavailable) return { outcome: 'unchanged' };
   if (stored && isChanged) merged.last_updated_timestamp_utc = null;
 
   const row: PartialRow = {
     ...merged,
+    unavailable_at: isUnderLaterMark ? (stored?.unavailable_at ?? null) : null,
     synced_at: observedAt,
     first_seen_at: stored?.first_seen_at ?? observedAt,
     source: observation.source,
@@ -177,11 +182,20 @@ export function planPartialWrite(
 
 /**
  * Whether a partial observation made at `observedAt` is older than the last write or the
- * unavailable mark: an old "available" must not undo a mark. (The store asks before it reads
- * the stored locations a plan needs.)
+ * unavailable mark: an old "available" must not undo a mark. Under a later mark
+ * (`isUnderLaterMark`, see PartialRequestWrite.laterUnavailableAt) it undoes nothing, and only
+ * the last write counts. (The store asks before it reads the stored locations a plan needs.)
  */
-export function isPartialStale(stored: StoredRow | undefined, observedAt: string): boolean {
-  return stored !== undefined && observedAt < maxOf(stored.synced_at, stored.unavailable_at);
+export function isPartialStale(
+  stored: StoredRow | undefined,
+  observedAt: string,
+  isUnderLaterMark = false,
+): boolean {
+  if (stored === undefined) return false;
+  return (
+    observedAt <
+    (isUnderLaterMark ? stored.synced_at : maxOf(stored.synced_at, stored.unavailable_at))
+  );
 }
 
 /**

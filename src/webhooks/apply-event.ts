@@ -51,10 +51,14 @@ export async function applyV2Event(
     action: event.action,
     status: event.request_status,
   };
-  const newer = await tx.events.supersededBy(event.service_request_id, eventId);
-  if (newer) return { ...base, outcome: 'superseded', error: null };
+  // A later event already applied: with data, it holds newer data than this one; marking the
+  // request unavailable, it supersedes an "unavailable" but not data it has not seen (below).
+  const later = await tx.events.laterApplied(event.service_request_id, eventId);
+  const isUnavailable = event.request_status === 'UNAVAILABLE';
+  if (later && (later.hasData || isUnavailable))
+    return { ...base, outcome: 'superseded', error: null };
 
-  if (event.request_status === 'UNAVAILABLE') {
+  if (isUnavailable) {
     // Data is null by definition; the row and its data stay, only the mark is set.
     const isMarked = await tx.requests.markUnavailable(
       event.service_request_id,
@@ -96,9 +100,18 @@ export async function applyV2Event(
     rawJson: JSON.stringify(raw.data),
     source: 'webhook',
     observedAt: event.event_timestamp,
+    ...(later && { laterUnavailableAt: later.eventTimestamp }),
   });
   // Members only webhooks carry: no poll can be newer, so only a later event can overwrite them.
   await tx.events.writeProfile(rows.profile, eventId, event.event_timestamp);
+  // Delivered after the later "unavailable" that was applied first: the data is stored and the
+  // request stays unavailable (writePartial keeps a mark the row has), as when the two arrive in
+  // order. A mark that found no row is set now, with its change-log row.
+  if (later) {
+    await tx.requests.markUnavailable(event.service_request_id, later.eventTimestamp, 'webhook', {
+      isGuarded: true,
+    });
+  }
   return { ...base, outcome, error: null, drift: data.drift.length };
 }
 

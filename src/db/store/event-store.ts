@@ -6,6 +6,14 @@ import {
 } from '../schema/index.js';
 import { jsonHasNul, jsonWithNulSpelledOut, type Sql } from '../sql.js';
 
+/** A later event about a request, already applied: with data, or marking it unavailable. */
+export interface LaterEvent {
+  eventId: string;
+  /** Canonical ISO. */
+  eventTimestamp: string;
+  hasData: boolean;
+}
+
 /** A stored event waiting to be applied. */
 export interface PendingEvent {
   event_id: string;
@@ -21,11 +29,16 @@ const PROFILE_WRITE = [...PROFILE_COLUMNS, 'event_id', 'updated_at'];
  * before its 2xx; the applier's is one event and its processed mark.
  */
 export function createEventStore(sql: Sql) {
-  // Only events that said something about the request count: data, or "unavailable".
-  const superseded = `SELECT event_id FROM webhook_events
+  // Only events that said something about the request count: data, or "unavailable". A later
+  // event with data comes first; else the earliest "unavailable", when the request became so.
+  const hasData = sql.dialect.jsonMemberIsObject('payload_json', 'data');
+  const laterApplied = `SELECT event_id, event_timestamp,
+      CASE WHEN request_status = 'UNAVAILABLE' THEN 0 ELSE 1 END AS has_data
+    FROM webhook_events
     WHERE service_request_id = @request_id AND envelope = 'v2' AND event_id > @event_id
       AND processed_at IS NOT NULL AND error IS NULL
-      AND (request_status = 'UNAVAILABLE' OR ${sql.dialect.jsonMemberIsObject('payload_json', 'data')})
+      AND (request_status = 'UNAVAILABLE' OR ${hasData})
+    ORDER BY has_data DESC, event_id
     LIMIT 1`;
   return {
     /**
@@ -71,13 +84,21 @@ export function createEventStore(sql: Sql) {
         { event_id: eventId, error },
       );
     },
-    /** The id of a later v2 event about the request that is already applied, if any. */
-    async supersededBy(requestId: string, eventId: string): Promise<string | undefined> {
-      const row = await sql.get<{ event_id: string }>(superseded, {
-        request_id: requestId,
-        event_id: eventId,
-      });
-      return row?.event_id;
+    /**
+     * A later v2 event about the request that is already applied, if any: one with data if there
+     * is one, else the earliest that marked it unavailable.
+     */
+    async laterApplied(requestId: string, eventId: string): Promise<LaterEvent | undefined> {
+      const row = await sql.get<{ event_id: string; event_timestamp: string; has_data: number }>(
+        laterApplied,
+        { request_id: requestId, event_id: eventId },
+      );
+      if (!row) return undefined;
+      return {
+        eventId: row.event_id,
+        eventTimestamp: row.event_timestamp,
+        hasData: Number(row.has_data) === 1,
+      };
     },
     /** Writes a profile unless a later event already wrote it; true when written. */
     async writeProfile(profile: ProfileRow, eventId: string, updatedAt: string): Promise<boolean> {

@@ -65,13 +65,15 @@ export function requestSql(dialect: Dialect) {
     setReadAt: 'UPDATE requests SET read_at = @read_at WHERE request_id = @request_id',
     setUnavailable:
       'UPDATE requests SET unavailable_at = @unavailable_at WHERE request_id = @request_id',
-    // Partial writes keep raw_json and content_hash unless the content changed (is_changed).
+    // Partial writes keep raw_json and content_hash unless the content changed (is_changed), and
+    // clear the unavailable mark unless the row keeps it (a later event's, see planPartialWrite).
     upsertPartial: `INSERT INTO requests (${list(REQUEST_COLUMNS)})
       VALUES (${REQUEST_COLUMNS.map((c) =>
-        ['unavailable_at', 'content_hash', 'read_at'].includes(c) ? 'NULL' : `@${c}`,
+        ['content_hash', 'read_at'].includes(c) ? 'NULL' : `@${c}`,
       ).join(', ')})
       ON CONFLICT (request_id) DO UPDATE SET ${setExcluded(CONTENT_COLUMNS)},
-        unavailable_at = NULL, synced_at = excluded.synced_at, source = excluded.source,
+        unavailable_at = excluded.unavailable_at, synced_at = excluded.synced_at,
+        source = excluded.source,
         content_hash = CASE WHEN @is_changed = 1 THEN NULL ELSE requests.content_hash END,
         raw_json = CASE WHEN @is_changed = 1 THEN excluded.raw_json ELSE requests.raw_json END`,
     selectLocations: `SELECT ${list(LOCATION_COLUMNS)} FROM request_locations

@@ -77,7 +77,8 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache) {
   async function writePartial(observation: PartialRequestWrite): Promise<WriteOutcome> {
     const id = observation.content.request_id;
     const stored = await selectRow(id);
-    if (isPartialStale(stored, observation.observedAt)) return 'stale';
+    const isUnderLaterMark = observation.laterUnavailableAt !== undefined;
+    if (isPartialStale(stored, observation.observedAt, isUnderLaterMark)) return 'stale';
     const storedLocations = stored ? await sql.all<LocationRow>(q.selectLocations, { id }) : [];
     const plan = planPartialWrite(stored, storedLocations, observation);
     if (plan.outcome === 'stale') return 'stale';

@@ -559,6 +559,7 @@ describe('planPartialWrite', () => {
         ...CONTENT,
         patient_first_name: 'Sean',
         last_updated_timestamp_utc: null,
+        unavailable_at: null,
         synced_at: WEBHOOK_AT,
         first_seen_at: POLLED_AT,
         source: 'webhook',
@@ -622,6 +623,7 @@ describe('planPartialWrite', () => {
         row: {
           ...CONTENT,
           last_updated_timestamp_utc: null,
+          unavailable_at: null,
           synced_at: WEBHOOK_AT,
           first_seen_at: POLLED_AT,
           source: 'webhook',
@@ -683,6 +685,7 @@ describe('planPartialWrite', () => {
         outcome: 'changed',
         row: {
           ...CONTENT,
+          unavailable_at: null,
           synced_at: observedAt,
           first_seen_at: POLLED_AT,
           source: 'webhook',
@@ -727,6 +730,39 @@ describe('planPartialWrite', () => {
     });
   });
 
+  describe('delivered after a later event that marked the request unavailable', () => {
+    // The mark's event came later (by event id) but was applied first.
+    const marked = () => polled({ unavailable_at: MARKED_AT });
+    const underMark = (observation: PartialRequestWrite) => ({
+      ...observation,
+      laterUnavailableAt: MARKED_AT,
+    });
+
+    it('stores its data and keeps the mark: no "available" in between', () => {
+      const record = detailRecord({ patient_first_name: 'Sean' });
+      const observation = underMark(partialObservation({ record }));
+      expect(plan(observation, marked())).toMatchObject({
+        outcome: 'changed',
+        row: { patient_first_name: 'Sean', unavailable_at: MARKED_AT, synced_at: WEBHOOK_AT },
+        change: {
+          kind: 'updated',
+          changed_columns: 'patient_first_name,last_updated_timestamp_utc',
+        },
+      });
+      // The same observation without the later mark known is older than the mark: stale.
+      expect(plan(partialObservation({ record }), marked())).toEqual({ outcome: 'stale' });
+    });
+
+    it('is still stale against data written after it', () => {
+      const later = polled({ unavailable_at: MARKED_AT, synced_at: '2026-11-21T11:00:00.000Z' });
+      expect(plan(underMark(partialObservation()), later)).toEqual({ outcome: 'stale' });
+    });
+
+    it('finds nothing new in what the row holds, and leaves the mark alone', () => {
+      expect(plan(underMark(partialObservation()), marked())).toEqual({ outcome: 'unchanged' });
+    });
+  });
+
   describe('a request not stored', () => {
     it('is created with nulls in its unknown columns and every location', () => {
       const observation = partialObservation({ content: { facility_id: 'F-OTHER' } });
@@ -741,6 +777,7 @@ describe('planPartialWrite', () => {
         outcome: 'new',
         row: {
           ...content,
+          unavailable_at: null,
           synced_at: WEBHOOK_AT,
           first_seen_at: WEBHOOK_AT,
           source: 'webhook',
