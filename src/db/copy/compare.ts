@@ -3,7 +3,7 @@ import { isoFromMs } from '../../time.js';
 import type { PostgresConnection } from '../postgres/connection.js';
 import type { Column, Table } from '../schema/index.js';
 import type { SqliteConnection } from '../sqlite/connection.js';
-import { isMirrorRow, processKeyIndex, sizeOf, type CopyLimits } from './rows.js';
+import { isMirrorRow, processKeyIndex, sizeOf, sourceRows, type CopyLimits } from './rows.js';
 
 /** Row count and checksum of one side of a table. */
 export interface TableSum {
@@ -74,16 +74,14 @@ export async function compareTable({
     return page;
   };
 
-  const sourceRows = source.sqlite
-    .prepare(`SELECT ${columns.join(', ')} FROM ${table.name}`)
-    .raw(true)
-    .iterate() as IterableIterator<unknown[]>;
+  const fromSource = sourceRows(source, table, columns);
   /** Sums up to `count` source rows; false once the source has no more. */
   const sumSource = (count: number): boolean => {
     for (let i = 0; i < count; i += 1) {
-      const next = sourceRows.next();
+      const next = fromSource.next();
       if (next.done) return false;
-      sourceSum.add(next.value);
+      // Without the rowid in front.
+      sourceSum.add(next.value.slice(1));
     }
     return true;
   };
@@ -115,7 +113,7 @@ export async function compareTable({
     }
     while (sumSource(limits.rows));
   } finally {
-    sourceRows.return?.();
+    fromSource.return();
   }
   const [s, t] = [sourceSum.result(), targetSum.result()];
   return {

@@ -71,8 +71,40 @@ export function countSource(source: SqliteConnection, table: Table, upTo?: numbe
   for (const [key] of source.sqlite
     .prepare(`SELECT key FROM sync_state${where}`)
     .raw(true)
-    .iterate(...args) as IterableIterator<[string]>) {
+    .all(...args) as [string][]) {
     if (!isProcessKey(key)) rows += 1;
   }
   return rows;
+}
+
+/** Rows of a source page: enough to keep the file's reads cheap, few enough to hold. */
+const SOURCE_PAGE_ROWS = 500;
+
+/**
+ * A table's rows in rowid order after `after`, each raw (the rowid first, then `columns`), read a
+ * page at a time by rowid. Not with better-sqlite3's iterate(): the copy runs in a worker thread,
+ * and an iterator still known to the thread's isolate when the thread ends is freed after the
+ * thread's environment, which aborts the process on Node 24
+ * (node::RemoveEnvironmentCleanupHook: Assertion failed). The source is not written meanwhile:
+ * the copy refuses a file whose daemon is running.
+ */
+export function* sourceRows(
+  source: SqliteConnection,
+  table: Table,
+  columns: readonly string[],
+  after = 0,
+): Generator<unknown[], void, undefined> {
+  const page = source.sqlite
+    .prepare(
+      `SELECT rowid, ${columns.join(', ')} FROM ${table.name}
+       WHERE rowid > ? ORDER BY rowid LIMIT ${SOURCE_PAGE_ROWS}`,
+    )
+    .raw(true);
+  let last = after;
+  for (;;) {
+    const rows = page.all(last) as unknown[][];
+    yield* rows;
+    if (rows.length < SOURCE_PAGE_ROWS) return;
+    last = rows.at(-1)![0] as number;
+  }
 }

@@ -8,6 +8,7 @@ import {
   isMirrorRow,
   processKeyIndex,
   sizeOf,
+  sourceRows,
   type CopyLimits,
 } from './rows.js';
 
@@ -27,8 +28,8 @@ const CHECKPOINT = `INSERT INTO sync_state (key, value, updated_at) VALUES (@key
 
 /**
  * Copies one table, after the rowid its checkpoint names (0 on a first run), and returns the rows
- * this run copied. The source is read in rowid order by one statement, a batch at a time; each
- * batch is written as one INSERT with a PostgreSQL array per column (`unnest`: one statement text
+ * this run copied. The source is read in rowid order, a page at a time (sourceRows); each batch
+ * is written as one INSERT with a PostgreSQL array per column (`unnest`: one statement text
  * per table whatever the batch, and no limit on parameters), committed with its checkpoint.
  * While the server inserts a batch, the next one is read from the file: at most two batches are
  * held, whatever the size of the table.
@@ -66,12 +67,7 @@ export async function copyTable({
   let done = after > 0 ? countSource(source, table, after) : 0;
   // Values start after the rowid.
   const keyIndex = processKeyIndex(table, 1);
-  const rows = source.sqlite
-    .prepare(
-      `SELECT rowid, ${columns.join(', ')} FROM ${table.name} WHERE rowid > ? ORDER BY rowid`,
-    )
-    .raw(true)
-    .iterate(after) as IterableIterator<unknown[]>;
+  const rows = sourceRows(source, table, columns, after);
   const take = (): Batch => {
     const batch: Batch = { rows: [], lastRowid: undefined };
     let bytes = 0;
@@ -116,8 +112,7 @@ export async function copyTable({
       onProgress?.(table.name, done, total);
     }
   } finally {
-    // Ends the statement, and with it the read transaction on the file.
-    rows.return?.();
+    rows.return();
   }
   return copied;
 }
