@@ -24,7 +24,8 @@ export interface ChangeRow {
 
 /** The requests row a detail write stores: the content and its bookkeeping. */
 export type DetailRow = RequestContent & {
-  unavailable_at: null;
+  /** Null clears a mark; a record read before the mark keeps it (see planDetailWrite). */
+  unavailable_at: string | null;
   synced_at: string;
   read_at: string;
   first_seen_at: string;
@@ -62,7 +63,11 @@ export function planDetailWrite(
   }
   const changedColumns = stored ? diffColumns(stored, merged) : [];
   const isContentChanged = stored?.content_hash !== normalized.contentHash;
-  const wasUnavailable = Boolean(stored?.unavailable_at);
+  // A record read before the request was marked unavailable says nothing of it since: its data
+  // may be newer than the row's, but the mark stays (no "available").
+  const markKept =
+    stored?.unavailable_at && observedAt < stored.unavailable_at ? stored.unavailable_at : null;
+  const wasUnavailable = Boolean(stored?.unavailable_at) && markKept === null;
   if (stored && changedColumns.length === 0 && !isContentChanged && !wasUnavailable) {
     // Only an unsettled row needs its new read time; a settled one would only cost a write.
     const isReadAtMoved =
@@ -72,7 +77,7 @@ export function planDetailWrite(
 
   const row: DetailRow = {
     ...merged,
-    unavailable_at: null,
+    unavailable_at: markKept,
     synced_at: observedAt,
     read_at: readAt,
     first_seen_at: stored?.first_seen_at ?? observedAt,

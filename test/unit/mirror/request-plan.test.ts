@@ -518,6 +518,30 @@ describe('planDetailWrite', () => {
       });
     });
   });
+
+  describe('a record read before the request was marked unavailable', () => {
+    // Fetched before the mark (a webhook's UNAVAILABLE, say), written after it.
+    const marked = () => polled({ unavailable_at: MARKED_AT });
+    const readBefore = '2026-11-21T11:00:00.000Z';
+
+    it('the same record: nothing new, and the mark stays', () => {
+      expect(planDetailWrite(marked(), detailObservation({ observedAt: readBefore }))).toEqual({
+        outcome: 'unchanged',
+        // The row was settled when polled: no read time to move.
+        readAt: null,
+      });
+    });
+
+    it('a changed record: its data is stored, the mark kept, no "available"', () => {
+      const record = detailRecord({ patient_first_name: 'Sean' });
+      const plan = planDetailWrite(marked(), detailObservation({ record, observedAt: readBefore }));
+      expect(plan).toMatchObject({
+        outcome: 'changed',
+        row: { patient_first_name: 'Sean', unavailable_at: MARKED_AT, synced_at: readBefore },
+        change: { kind: 'updated', changed_columns: 'patient_first_name' },
+      });
+    });
+  });
 });
 
 describe('planPartialWrite', () => {
