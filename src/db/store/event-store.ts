@@ -24,6 +24,15 @@ export interface PendingEvent {
 
 const PROFILE_WRITE = [...PROFILE_COLUMNS, 'event_id', 'updated_at'];
 
+/** A profile, unless a later event (by event_id) already wrote the request's. */
+const UPSERT_PROFILE = `INSERT INTO request_profiles (${PROFILE_WRITE.join(', ')})
+  VALUES (${PROFILE_WRITE.map((c) => `@${c}`).join(', ')})
+  ON CONFLICT (request_id) DO UPDATE SET
+  ${PROFILE_WRITE.slice(1)
+    .map((c) => `${c} = excluded.${c}`)
+    .join(', ')}
+  WHERE excluded.event_id >= request_profiles.event_id`;
+
 /**
  * webhook_events and request_profiles. The receiver's transaction is one short group of inserts
  * before its 2xx; the applier's is one event and its processed mark.
@@ -102,16 +111,11 @@ export function createEventStore(sql: Sql) {
     },
     /** Writes a profile unless a later event already wrote it; true when written. */
     async writeProfile(profile: ProfileRow, eventId: string, updatedAt: string): Promise<boolean> {
-      const changes = await sql.run(
-        `INSERT INTO request_profiles (${PROFILE_WRITE.join(', ')})
-         VALUES (${PROFILE_WRITE.map((c) => `@${c}`).join(', ')})
-         ON CONFLICT (request_id) DO UPDATE SET
-         ${PROFILE_WRITE.slice(1)
-           .map((c) => `${c} = excluded.${c}`)
-           .join(', ')}
-         WHERE excluded.event_id >= request_profiles.event_id`,
-        { ...profile, event_id: eventId, updated_at: updatedAt },
-      );
+      const changes = await sql.run(UPSERT_PROFILE, {
+        ...profile,
+        event_id: eventId,
+        updated_at: updatedAt,
+      });
       return changes > 0;
     },
     /** Events not yet processed. */
