@@ -1,11 +1,13 @@
 import type { SchemaPolicy } from '../api/contract.js';
 import type { Clock } from '../clock.js';
 import type { Store } from '../db/store.js';
-import { isRetriedConflict } from '../db/conflicts.js';
+import { isRetriedConflict, isWriteConflict } from '../db/conflicts.js';
 import type { PendingEvent } from '../db/store/event-store.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { applyV2Event, v1RequestIds, type ApplyResult } from './apply-event.js';
+import { applyV2Event, v1RequestIds } from './apply-event.js';
+import { applyInSets, type SettableEvent } from './apply-sets.js';
+import { decideV2Event, prepareV2Event, type ApplyResult } from './prepare-event.js';
 import type { FetchQueue } from './fetch-queue.js';
 
 /** Events read per query. */
@@ -42,12 +44,15 @@ export function createApplier(deps: {
   schemaPolicy?: SchemaPolicy;
   retryDelayMs?: number;
   maxAttempts?: number;
+  /** Events applied per transaction (default 25). */
+  applyBatchSize?: number;
   /** Told each event's outcome (applied, skipped, fetched, failed...), e.g. for metrics. */
   onOutcome?: (outcome: string) => void;
 }): EventApplier {
   const { store, fetches, clock, log } = deps;
   const retryDelayMs = deps.retryDelayMs ?? 30_000;
   const maxAttempts = deps.maxAttempts ?? 5;
+  const applyBatchSize = deps.applyBatchSize ?? APPLY_BATCH;
   const waiting = new Set<string>(); // v1 events whose fetches are running
   const retryAt = new Map<string, number>();
   let draining: Promise<void> | undefined;
@@ -67,8 +72,8 @@ export function createApplier(deps: {
         else due.push(row);
       }
       // A few at a time: a batch holds the SQLite write lock, and the receiver waits for it.
-      for (let start = 0; start < due.length && !isStopped; start += APPLY_BATCH) {
-        await applyBatch(due.slice(start, start + APPLY_BATCH));
+      for (let start = 0; start < due.length && !isStopped; start += applyBatchSize) {
+        await applyBatch(due.slice(start, start + applyBatchSize));
         await new Promise((resolve) => setImmediate(resolve));
       }
       if (rows.length < BATCH || isStopped) return;
@@ -93,17 +98,37 @@ export function createApplier(deps: {
   };
 
   /**
-   * Applies events in one transaction, each in a savepoint with its processed mark: an event
-   * that fails leaves the others applied, and is tried again on its own later. Events that lost
-   * to a concurrent writer (PostgreSQL) go again at once, on one budget (conflicts.ts).
+   * Applies events in one transaction. Each is prepared and decided first (prepare-event.ts),
+   * against the later events already applied, read in one statement. A run of decisions that
+   * touch distinct requests is then written as sets, with the processed marks, in one savepoint.
+   * An event whose request has another event in the batch, or whose decision is a rare one
+   * (drift, an unavailable mark, an error), goes alone, in a savepoint with its mark, in its
+   * place in the order. An event that fails leaves the others applied, and is tried again on its
+   * own later; when the engine refuses a run, its events go one at a time, so that only the one
+   * at fault fails. Events that lost to a concurrent writer (PostgreSQL) go again at once, on
+   * one budget (conflicts.ts).
    */
   const applyBatch = async (rows: PendingEvent[], attempt = 1): Promise<void> => {
+    const prepared = new Map(
+      rows
+        .filter((row) => row.envelope === 'v2')
+        .map((row) => [row.event_id, prepareV2Event(row.event_id, row.payload_json, deps)]),
+    );
+    const requestIds = [...prepared.values()].flatMap((p) =>
+      p.kind === 'valid' ? [p.base.requestId] : [],
+    );
+    const isRequestOnce = (id: string) => requestIds.indexOf(id) === requestIds.lastIndexOf(id);
     const applied: { row: PendingEvent; result: ApplyResult }[] = [];
     const failed: { row: PendingEvent; error: unknown }[] = [];
     try {
       await store.transaction(
         async (tx) => {
-          for (const row of rows) {
+          const laters = await tx.events.laterAppliedMany(
+            [...prepared.values()].flatMap((p) =>
+              p.kind === 'valid' ? [{ requestId: p.base.requestId, eventId: p.eventId }] : [],
+            ),
+          );
+          const alone = async (row: PendingEvent) => {
             try {
               const result = await tx.savepoint(async () => {
                 const outcome: ApplyResult =
@@ -117,7 +142,40 @@ export function createApplier(deps: {
             } catch (error) {
               failed.push({ row, error });
             }
+          };
+          const inSets = async (run: SettableEvent[]) => {
+            if (run.length === 0) return;
+            try {
+              const results = await tx.savepoint(() => applyInSets(tx, run));
+              run.forEach(({ row }, index) => applied.push({ row, result: results[index]! }));
+            } catch (error) {
+              if (isWriteConflict(error)) {
+                for (const { row } of run) failed.push({ row, error });
+                return;
+              }
+              for (const { row } of run) await alone(row);
+            }
+          };
+          let run: SettableEvent[] = [];
+          for (const row of rows) {
+            const event = prepared.get(row.event_id);
+            const decision = event && decideV2Event(event, laters.get(row.event_id), deps);
+            const isSettable =
+              decision !== undefined &&
+              ((decision.kind === 'done' && decision.result.error === null) ||
+                (decision.kind === 'write' &&
+                  decision.drift.length === 0 &&
+                  decision.later === undefined &&
+                  isRequestOnce(decision.base.requestId)));
+            if (isSettable) {
+              run.push({ row, decision });
+              continue;
+            }
+            await inSets(run);
+            run = [];
+            await alone(row);
           }
+          await inSets(run);
         },
         { isConflictRetried: false },
       );

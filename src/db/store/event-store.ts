@@ -1,9 +1,11 @@
 import {
   PROFILE_COLUMNS,
+  requestProfiles,
   type EnvelopeKind,
   type EventRow,
   type ProfileRow,
 } from '../schema/index.js';
+import { insertRows, isAmongIds } from '../set-sql.js';
 import { jsonHasNul, jsonWithNulSpelledOut, type Sql } from '../sql.js';
 
 /** A later event about a request, already applied: with data, or marking it unavailable. */
@@ -13,6 +15,19 @@ export interface LaterEvent {
   eventTimestamp: string;
   hasData: boolean;
 }
+
+/** laterApplied's row. */
+interface LaterRow {
+  event_id: string;
+  event_timestamp: string;
+  has_data: number;
+}
+
+const laterEventOf = (row: LaterRow): LaterEvent => ({
+  eventId: row.event_id,
+  eventTimestamp: row.event_timestamp,
+  hasData: Number(row.has_data) === 1,
+});
 
 /** A stored event waiting to be applied. */
 export interface PendingEvent {
@@ -33,10 +48,22 @@ const UPSERT_PROFILE = `INSERT INTO request_profiles (${PROFILE_WRITE.join(', ')
     .join(', ')}
   WHERE excluded.event_id >= request_profiles.event_id`;
 
-/**
- * webhook_events and request_profiles. The receiver's transaction is one short group of inserts
- * before its 2xx; the applier's is one event and its processed mark.
- */
+/** UPSERT_PROFILE for the rows in `@rows`, one per request (PostgreSQL). */
+const UPSERT_PROFILES = `${insertRows(requestProfiles, PROFILE_WRITE)}
+  ON CONFLICT (request_id) DO UPDATE SET
+  ${PROFILE_WRITE.slice(1)
+    .map((c) => `${c} = excluded.${c}`)
+    .join(', ')}
+  WHERE excluded.event_id >= request_profiles.event_id`;
+
+/** A profile to write, with the event that carried it. */
+export interface ProfileWrite {
+  profile: ProfileRow;
+  eventId: string;
+  /** The event's event_timestamp. */
+  updatedAt: string;
+}
+
 export function createEventStore(sql: Sql) {
   // Only events that said something about the request count: data, or "unavailable". A later
   // event with data comes first; else the earliest "unavailable", when the request became so.
@@ -49,6 +76,24 @@ export function createEventStore(sql: Sql) {
       AND (request_status = 'UNAVAILABLE' OR ${hasData})
     ORDER BY has_data DESC, event_id
     LIMIT 1`;
+  // laterApplied for a set of events in one statement (PostgreSQL): the same lookup per event,
+  // through the request index. A plain join is planned as a scan of every applied event's
+  // payload (40 ms a batch at 10,000 events, measured).
+  const laterAppliedMany = `SELECT a.event_id AS asked, l.*
+    FROM json_to_recordset(@events::json) AS a(request_id text, event_id text)
+    CROSS JOIN LATERAL (${laterApplied
+      .replace('@request_id', 'a.request_id')
+      .replace('@event_id', 'a.event_id')}) AS l`;
+  const markProcessedMany = `UPDATE webhook_events
+    SET processed_at = @at, error = NULL, attempts = attempts + 1
+    WHERE ${isAmongIds(sql.dialect, 'event_id')}`;
+  const idsParam = (ids: readonly string[]) => ({
+    ids: sql.dialect.engine === 'postgres' ? ids : JSON.stringify(ids),
+  });
+  const findLater = async (requestId: string, eventId: string) => {
+    const row = await sql.get<LaterRow>(laterApplied, { request_id: requestId, event_id: eventId });
+    return row && laterEventOf(row);
+  };
   return {
     /**
      * Stores a delivery; false when its event_id is already stored (a retried delivery). A
@@ -86,6 +131,10 @@ export function createEventStore(sql: Sql) {
         { event_id: eventId, at, error },
       );
     },
+    /** markProcessed (without an error) for a set of events, in one statement. */
+    async markProcessedMany(eventIds: readonly string[], at: string): Promise<void> {
+      if (eventIds.length > 0) await sql.run(markProcessedMany, { ...idsParam(eventIds), at });
+    },
     /** Records a failed attempt; the event stays pending and is tried again. */
     async markFailed(eventId: string, error: string): Promise<void> {
       await sql.run(
@@ -97,17 +146,45 @@ export function createEventStore(sql: Sql) {
      * A later v2 event about the request that is already applied, if any: one with data if there
      * is one, else the earliest that marked it unavailable.
      */
-    async laterApplied(requestId: string, eventId: string): Promise<LaterEvent | undefined> {
-      const row = await sql.get<{ event_id: string; event_timestamp: string; has_data: number }>(
-        laterApplied,
-        { request_id: requestId, event_id: eventId },
-      );
-      if (!row) return undefined;
-      return {
-        eventId: row.event_id,
-        eventTimestamp: row.event_timestamp,
-        hasData: Number(row.has_data) === 1,
-      };
+    laterApplied: findLater,
+    /**
+     * laterApplied for a set of events, by event_id (those that have one): one statement on
+     * PostgreSQL, a statement each on SQLite.
+     */
+    async laterAppliedMany(
+      events: readonly { requestId: string; eventId: string }[],
+    ): Promise<Map<string, LaterEvent>> {
+      const later = new Map<string, LaterEvent>();
+      if (sql.dialect.engine === 'sqlite') {
+        for (const { requestId, eventId } of events) {
+          const found = await findLater(requestId, eventId);
+          if (found) later.set(eventId, found);
+        }
+        return later;
+      }
+      if (events.length === 0) return later;
+      const rows = await sql.all<LaterRow & { asked: string }>(laterAppliedMany, {
+        events: JSON.stringify(
+          events.map((e) => ({ request_id: e.requestId, event_id: e.eventId })),
+        ),
+      });
+      for (const row of rows) later.set(row.asked, laterEventOf(row));
+      return later;
+    },
+    /**
+     * writeProfile for profiles of distinct requests: one statement on PostgreSQL, a statement
+     * each on SQLite (where a prepared statement per row costs less than unpacking JSON).
+     */
+    async writeProfiles(profiles: readonly ProfileWrite[]): Promise<void> {
+      if (profiles.length === 0) return;
+      const rows = profiles.map(({ profile, eventId, updatedAt }) => ({
+        ...profile,
+        event_id: eventId,
+        updated_at: updatedAt,
+      }));
+      if (sql.dialect.engine === 'postgres')
+        await sql.run(UPSERT_PROFILES, { rows: JSON.stringify(rows) });
+      else for (const row of rows) await sql.run(UPSERT_PROFILE, row);
     },
     /** Writes a profile unless a later event already wrote it; true when written. */
     async writeProfile(profile: ProfileRow, eventId: string, updatedAt: string): Promise<boolean> {

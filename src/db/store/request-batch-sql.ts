@@ -6,9 +6,9 @@ import {
   requestFields,
   requestLocations,
   requests,
-  type ColumnKind,
-  type Table,
+  CONTENT_COLUMNS,
 } from '../schema/index.js';
+import { insertRows, isAmongIds, rowsOf } from '../set-sql.js';
 import type { Dialect } from '../sql.js';
 import { list, REQUEST_COLUMNS, setExcluded, STORED_COLUMNS } from './request-sql.js';
 
@@ -23,51 +23,9 @@ import { list, REQUEST_COLUMNS, setExcluded, STORED_COLUMNS } from './request-sq
  * of request-sql.ts. The text of each statement never changes, so each is prepared once.
  */
 
-/** Each kind's type in the row set PostgreSQL unpacks (JSON columns arrive as their text). */
-const POSTGRES_TYPES: Record<ColumnKind, string> = {
-  text: 'text',
-  timestamp: 'timestamptz',
-  date: 'date',
-  json: 'text',
-  integer: 'integer',
-  real: 'double precision',
-  boolean: 'boolean',
-  id: 'bigint',
-};
-
-/**
- * The rows of the JSON array in parameter `@rows` as relation `r` (PostgreSQL): the columns of
- * `table` named by `columns`, each of its kind, and `n`, the row's position in the array.
- */
-function rowsOf(table: Table, columns: readonly string[]): string {
-  const kindOf = (column: string) => table.columns[column]!.kind;
-  const typed = columns.map((column) => `${column} ${POSTGRES_TYPES[kindOf(column)]}`);
-  const selected = columns.map((column) =>
-    kindOf(column) === 'json' ? `${column}::jsonb AS ${column}` : column,
-  );
-  return `(SELECT ${selected.join(', ')}, n
-    FROM ROWS FROM (json_to_recordset(@rows::json) AS (${typed.join(', ')}))
-      WITH ORDINALITY AS x(${list(columns)}, n)) AS r`;
-}
-
-/**
- * `column` is one of the ids in parameter `@ids`. On PostgreSQL as a semi-join, not `= ANY(...)`:
- * a prepared statement's generic plan cannot hash an array parameter, and a table not yet
- * analyzed is then scanned comparing each row with every id (50 ms for 250 ids over 10,000
- * locations, measured).
- */
-const isAmongIds = (dialect: Dialect, column: string) =>
-  dialect.engine === 'postgres'
-    ? `${column} IN (SELECT unnest(@ids::text[]))`
-    : `${column} IN (SELECT value FROM json_each(@ids))`;
-
-/** INSERT of the rows in `@rows`, in their order (PostgreSQL). */
-const insertRows = (table: Table, columns: readonly string[]) =>
-  `INSERT INTO ${table.name} (${list(columns)})
-    SELECT ${list(columns)} FROM ${rowsOf(table, columns)} ORDER BY n`;
-
 const ACCOUNT_COLUMNS = columnNames(accounts);
 const FACILITY_COLUMNS = columnNames(facilities);
+const LOCATION_COLUMNS = columnNames(requestLocations);
 const CHANGE_COLUMNS = columnNames(requestChanges).filter((column) => column !== 'change_id');
 
 /** The batch statements of the request store, for one dialect. */
@@ -78,6 +36,8 @@ export function requestBatchSql(dialect: Dialect) {
       WHERE ${isAmongIds(dialect, 'request_id')} ORDER BY request_id${dialect.forUpdate}`,
     deleteLocations: `DELETE FROM request_locations WHERE ${isAmongIds(dialect, 'request_id')}`,
     deleteFields: `DELETE FROM request_fields WHERE ${isAmongIds(dialect, 'request_id')}`,
+    selectLocations: `SELECT ${list(LOCATION_COLUMNS)} FROM request_locations
+      WHERE ${isAmongIds(dialect, 'request_id')}`,
   };
 }
 
@@ -102,4 +62,35 @@ export const REQUEST_SET_SQL = {
   upsertFacilities: `${insertRows(facilities, FACILITY_COLUMNS)}
     ON CONFLICT (facility_id) DO UPDATE SET ${setExcluded(FACILITY_COLUMNS.slice(1))}`,
   insertChanges: insertRows(requestChanges, CHANGE_COLUMNS),
+};
+
+/** The requests columns a partial write sets: the content hash and read time are the poll's. */
+const PARTIAL_COLUMNS = REQUEST_COLUMNS.filter((c) => c !== 'content_hash' && c !== 'read_at');
+
+/**
+ * request-sql.ts's upsertPartial for a set of rows (PostgreSQL), one text for rows whose content
+ * changed (is_changed 1: the record replaces raw_json and clears the hash) and one for the rest.
+ */
+const upsertPartials = (isChanged: boolean) => `INSERT INTO requests (${list(PARTIAL_COLUMNS)})
+    SELECT ${list(PARTIAL_COLUMNS)} FROM ${rowsOf(requests, PARTIAL_COLUMNS)} ORDER BY n
+  ON CONFLICT (request_id) DO UPDATE SET ${setExcluded(CONTENT_COLUMNS)},
+    unavailable_at = excluded.unavailable_at, synced_at = excluded.synced_at,
+    source = excluded.source,
+    ${
+      isChanged
+        ? 'content_hash = NULL, raw_json = excluded.raw_json'
+        : 'content_hash = requests.content_hash, raw_json = requests.raw_json'
+    }`;
+
+/** The statements that write a batch of partial observations at once (PostgreSQL). */
+export const PARTIAL_SET_SQL = {
+  upsertChanged: upsertPartials(true),
+  upsertUnchanged: upsertPartials(false),
+  deleteLocationRoles: `DELETE FROM request_locations l
+    USING ${rowsOf(requestLocations, ['request_id', 'role'])}
+    WHERE l.request_id = r.request_id AND l.role = r.role`,
+  // As upsertAccountName: only a name that differs is written.
+  upsertAccountNames: `${insertRows(accounts, ['account_id', 'name', 'updated_at'])}
+    ON CONFLICT (account_id) DO UPDATE SET name = excluded.name, updated_at = excluded.updated_at
+    WHERE accounts.name IS DISTINCT FROM excluded.name`,
 };

@@ -16,6 +16,7 @@ import {
 } from '../../mirror/request-plan.js';
 import type { AccountRow, FacilityRow, LocationRow } from '../schema/index.js';
 import { jsonHasNul, type Sql } from '../sql.js';
+import { createPartialBatch } from './partial-batch.js';
 import { createRequestBatch } from './request-batch.js';
 import { requestSql } from './request-sql.js';
 import type { WrittenCache } from './written-cache.js';
@@ -127,12 +128,15 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache) {
   }
 
   const { writeMany } = createRequestBatch({ sql, written, write });
+  const { writePartialMany } = createPartialBatch({ sql, written });
 
   return {
     write,
     /** Stores a batch of observations as `write` would one by one (see request-batch.ts). */
     writeMany,
     writePartial,
+    /** writePartial for observations of distinct requests, in sets (see partial-batch.ts). */
+    writePartialMany,
     markUnavailable,
     /** Stored summaries of requests whose event time lies in [from, to] (canonical ISO). */
     summariesInWindow: (from: string, to: string) =>

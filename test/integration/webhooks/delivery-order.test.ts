@@ -1,13 +1,10 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/clock.js';
-import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
-import { createStore, type Store } from '../../../src/db/store.js';
 import { silentLogger } from '../../../src/log.js';
 import { createApplier } from '../../../src/webhooks/applier.js';
-import { toEventRow } from '../../../src/webhooks/envelope.js';
-import type { FetchQueue } from '../../../src/webhooks/fetch-queue.js';
-import { createTestDatabase, execute, queryAll, type TestDatabase } from '../../helpers/engine.js';
+import { applierFixture, noFetches } from '../../helpers/applier-fixture.js';
+import { queryAll } from '../../helpers/engine.js';
 import { webhookData } from '../../helpers/webhooks.js';
 
 /*
@@ -86,57 +83,19 @@ function payloadOf(spec: EventSpec, n: number, second: number): Record<string, u
   };
 }
 
-const noFetches: FetchQueue = {
-  fetch: async () => undefined,
-  idle: async () => undefined,
-  size: 0,
-};
-
-let database: TestDatabase;
-let db: MirrorDb;
-let store: Store;
-beforeAll(async () => {
-  database = await createTestDatabase('order.db');
-  db = await openDatabase({ location: database.location });
-  store = createStore({ db, clock: systemClock });
-});
-afterAll(async () => {
-  await db.close();
-  await database.drop();
-});
-
-const TABLES = [
-  'request_changes',
-  'request_locations',
-  'request_fields',
-  'request_profiles',
-  'schema_drift',
-  'webhook_events',
-  'requests',
-  'accounts',
-  'facilities',
-] as const;
-
-async function emptied(): Promise<void> {
-  for (const table of TABLES) await execute(db, `DELETE FROM ${table}`);
-}
+const fixture = applierFixture('order.db');
 
 /** Stores each delivery as the receiver does, and applies what is stored before the next. */
 async function deliver(deliveries: readonly (readonly Record<string, unknown>[])[]) {
   const applier = createApplier({
-    store,
+    store: fixture.store(),
     fetches: noFetches,
     clock: systemClock,
     log: silentLogger(),
     shouldFetchInvalid: false,
   });
   for (const payloads of deliveries) {
-    await store.transaction(async (tx) => {
-      for (const payload of payloads) {
-        const body = Buffer.from(JSON.stringify(payload));
-        await tx.events.insert(toEventRow(payload, body, tx.now()));
-      }
-    });
+    await fixture.storeDelivery(payloads);
     applier.wake();
     await applier.idle();
   }
@@ -145,6 +104,7 @@ async function deliver(deliveries: readonly (readonly Record<string, unknown>[])
 
 /** The mirror's state: every column but the bookkeeping of when this run wrote it. */
 async function state() {
+  const db = fixture.db();
   const requests = await queryAll<Record<string, unknown>>(
     db,
     'SELECT * FROM requests ORDER BY request_id',
@@ -184,7 +144,7 @@ describe('webhook events in any delivery order', () => {
         fc.array(fc.boolean(), { maxLength: 8 }),
         async (specs, rank, cuts) => {
           const payloads = payloadsOf(specs);
-          await emptied();
+          await fixture.emptied();
           await deliver([payloads]);
           const inOrder = await state();
 
@@ -198,7 +158,7 @@ describe('webhook events in any delivery order', () => {
             if (index > 0 && cuts[index]) deliveries.push([]);
             deliveries.at(-1)!.push(payload);
           });
-          await emptied();
+          await fixture.emptied();
           await deliver(deliveries);
           expect(await state()).toEqual(inOrder);
         },

@@ -1,0 +1,98 @@
+import { accountKey } from '../../mirror/detail-batch.js';
+import type { PartialRequestWrite, StoredRow, WriteOutcome } from '../../mirror/observations.js';
+import {
+  planPartialBatch,
+  type AccountName,
+  type PartialBatchPlan,
+} from '../../mirror/partial-batch.js';
+import type { PartialRow } from '../../mirror/request-plan.js';
+import type { LocationRow } from '../schema/index.js';
+import type { Sql } from '../sql.js';
+import {
+  PARTIAL_SET_SQL as PARTIAL,
+  REQUEST_SET_SQL as SET,
+  requestBatchSql,
+} from './request-batch-sql.js';
+import { requestSql } from './request-sql.js';
+import type { WrittenCache } from './written-cache.js';
+
+/**
+ * Stores partial observations (webhook data) of distinct requests as writePartial would one by
+ * one: the stored rows and locations read in two statements, the batch planned in pure code, then
+ * written table by table, one statement per table on PostgreSQL. The caller holds the batch in a
+ * savepoint and falls back to writePartial per observation when the engine refuses it.
+ */
+export function createPartialBatch({ sql, written }: { sql: Sql; written: () => WrittenCache }) {
+  const q = requestBatchSql(sql.dialect);
+  const one = requestSql(sql.dialect);
+  const isPostgres = sql.dialect.engine === 'postgres';
+  const idsParam = (ids: readonly string[]) => ({ ids: isPostgres ? ids : JSON.stringify(ids) });
+  const rowsParam = (rows: readonly object[]) => ({ rows: JSON.stringify(rows) });
+
+  async function read(ids: readonly string[]) {
+    const rows = await sql.all<StoredRow>(q.selectRows, idsParam(ids));
+    const stored = new Map(rows.map((row) => [row.request_id, row]));
+    const locations = new Map<string, LocationRow[]>();
+    if (stored.size > 0) {
+      for (const location of await sql.all<LocationRow>(q.selectLocations, idsParam(ids))) {
+        const list = locations.get(location.request_id) ?? [];
+        list.push(location);
+        locations.set(location.request_id, list);
+      }
+    }
+    return { stored, locations };
+  }
+
+  async function writeAccountNames(names: readonly AccountName[]) {
+    if (names.length === 0) return;
+    const isEachAccountOnce = new Set(names.map((n) => n.account_id)).size === names.length;
+    // One statement may not update a row twice: an account named twice goes row by row, in order.
+    if (isPostgres && isEachAccountOnce)
+      await sql.run(PARTIAL.upsertAccountNames, rowsParam(names));
+    else for (const name of names) await sql.run(one.upsertAccountName, name);
+    // The poll's cache would otherwise skip rewriting what it believes is already stored.
+    for (const name of names) written().forget(accountKey(name));
+  }
+
+  async function writeRows(rows: readonly PartialRow[]) {
+    if (!isPostgres) {
+      for (const row of rows) await sql.run(one.upsertPartial, row);
+      return;
+    }
+    const changed = rows.filter((row) => row.is_changed === 1);
+    const kept = rows.filter((row) => row.is_changed === 0);
+    if (changed.length > 0) await sql.run(PARTIAL.upsertChanged, rowsParam(changed));
+    if (kept.length > 0) await sql.run(PARTIAL.upsertUnchanged, rowsParam(kept));
+  }
+
+  async function apply(plan: PartialBatchPlan) {
+    await writeAccountNames(plan.accountNames);
+    await writeRows(plan.rows);
+    if (isPostgres) {
+      if (plan.movedRoles.length > 0)
+        await sql.run(PARTIAL.deleteLocationRoles, rowsParam(plan.movedRoles));
+      if (plan.locations.length > 0) await sql.run(SET.insertLocations, rowsParam(plan.locations));
+      if (plan.changes.length > 0) await sql.run(SET.insertChanges, rowsParam(plan.changes));
+      return;
+    }
+    for (const { request_id: id, role } of plan.movedRoles)
+      await sql.run(one.deleteLocation, { id, role });
+    for (const location of plan.locations) await sql.run(one.insertLocation, location);
+    for (const change of plan.changes) await sql.run(one.insertChange, change);
+  }
+
+  /** Stores the observations (one per request); the outcomes come back in their order. */
+  async function writePartialMany(
+    observations: readonly PartialRequestWrite[],
+  ): Promise<WriteOutcome[]> {
+    if (observations.length === 0) return [];
+    const ids = observations.map((o) => o.content.request_id).sort();
+    if (new Set(ids).size !== ids.length) throw new Error('writePartialMany: a request twice');
+    const { stored, locations } = await read(ids);
+    const plan = planPartialBatch(stored, locations, observations);
+    await apply(plan);
+    return plan.outcomes;
+  }
+
+  return { writePartialMany };
+}

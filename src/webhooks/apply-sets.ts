@@ -1,0 +1,45 @@
+import type { StoreTx } from '../db/store.js';
+import type { PendingEvent } from '../db/store/event-store.js';
+import type { ApplyResult, EventDecision } from './prepare-event.js';
+
+/**
+ * An event whose decision a set write can carry: nothing but its mark (without an error), or
+ * plain data.
+ */
+export interface SettableEvent {
+  row: PendingEvent;
+  decision: Extract<EventDecision, { kind: 'done' | 'write' }>;
+}
+
+/**
+ * Writes a run of decided events, each of a request no other event of the run names, as sets:
+ * the data (requests.writePartialMany), then the profiles, then every processed mark. The
+ * results come back in the run's order. The caller holds the run in a savepoint.
+ */
+export async function applyInSets(
+  tx: StoreTx,
+  run: readonly SettableEvent[],
+): Promise<ApplyResult[]> {
+  const writes = run.flatMap(({ row, decision }) =>
+    decision.kind === 'write' ? [{ eventId: row.event_id, decision }] : [],
+  );
+  const outcomes = await tx.requests.writePartialMany(writes.map((w) => w.decision.write));
+  // Members only webhooks carry: no poll can be newer, so only a later event can overwrite them.
+  await tx.events.writeProfiles(
+    writes.map(({ eventId, decision }) => ({
+      profile: decision.profile,
+      eventId,
+      updatedAt: decision.eventTimestamp,
+    })),
+  );
+  await tx.events.markProcessedMany(
+    run.map(({ row }) => row.event_id),
+    tx.now(),
+  );
+  const outcomeOf = new Map(writes.map((w, index) => [w.eventId, outcomes[index]!]));
+  return run.map(({ row, decision }) =>
+    decision.kind === 'done'
+      ? decision.result
+      : { ...decision.base, outcome: outcomeOf.get(row.event_id)!, error: null, drift: 0 },
+  );
+}
