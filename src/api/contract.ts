@@ -132,6 +132,35 @@ export function describeDrift(drift: readonly Drift[]): string {
   return shown.join('; ');
 }
 
+/** A schema's members as walkNames needs them, worked out once per schema (see membersOf). */
+interface Members {
+  list: { name: string; expected: string; nested: z.ZodObject | undefined }[];
+  names: ReadonlySet<string>;
+}
+
+const MEMBERS = new WeakMap<z.ZodObject, Members>();
+
+/** `schema`'s members: the unwrapping and type names cost more than the walk over a record. */
+function membersOf(schema: z.ZodObject): Members {
+  let members = MEMBERS.get(schema);
+  if (!members) {
+    const shape = schema.shape as Record<string, z.ZodType>;
+    members = {
+      list: Object.entries(shape).map(([name, member]) => {
+        const inner = unwrap(member);
+        return {
+          name,
+          expected: expectedName(member),
+          nested: inner instanceof z.ZodObject ? inner : undefined,
+        };
+      }),
+      names: new Set(Object.keys(shape)),
+    };
+    MEMBERS.set(schema, members);
+  }
+  return members;
+}
+
 /** Records missing members and unknown members of `value` against `schema`, recursively. */
 function walkNames(
   schema: z.ZodObject,
@@ -140,33 +169,27 @@ function walkNames(
   mayBeAbsent: ReadonlySet<string>,
   drift: Drift[],
 ): void {
-  const shape = schema.shape as Record<string, z.ZodType>;
-  for (const [name, member] of Object.entries(shape)) {
-    const path = prefix + name;
+  const { list, names } = membersOf(schema);
+  for (const { name, expected, nested } of list) {
     const received = value[name];
     if (received === undefined) {
+      const path = prefix + name;
       if (!mayBeAbsent.has(path) && !Object.hasOwn(value, name)) {
-        drift.push({
-          member: path,
-          problem: 'missing',
-          expected: expectedName(member),
-          received: null,
-        });
+        drift.push({ member: path, problem: 'missing', expected, received: null });
       }
       continue;
     }
-    const inner = unwrap(member);
-    if (inner instanceof z.ZodObject && isPlainObject(received)) {
-      walkNames(inner, received, `${path}.`, mayBeAbsent, drift);
+    if (nested && isPlainObject(received)) {
+      walkNames(nested, received, `${prefix}${name}.`, mayBeAbsent, drift);
     }
   }
-  for (const [name, received] of Object.entries(value)) {
-    if (!Object.hasOwn(shape, name)) {
+  for (const name in value) {
+    if (!names.has(name) && Object.hasOwn(value, name)) {
       drift.push({
         member: prefix + name,
         problem: 'unknown',
         expected: null,
-        received: typeNameOf(received),
+        received: typeNameOf(value[name]),
       });
     }
   }
