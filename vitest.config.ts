@@ -35,6 +35,9 @@ const SQLITE_ONLY = [
   'test/integration/ops/backup-retention.test.ts',
 ];
 
+/** Integration files that open no database (the simulator alone): the engine changes nothing. */
+const ENGINE_FREE = ['test/integration/simulator/**', 'test/integration/webhooks/cli.test.ts'];
+
 /*
  * test/slow holds runs that measure the wall clock: an outage at the service's own pace, the demo
  * watched for 40 s.
@@ -72,7 +75,7 @@ export default defineConfig({
             'test/e2e/kill-intake.test.ts',
             'test/e2e/postgres-*.test.ts',
           ],
-          exclude: SQLITE_ONLY,
+          exclude: [...SQLITE_ONLY, ...ENGINE_FREE],
           globalSetup: ['test/setup/postgres-server.ts'],
         },
       },
