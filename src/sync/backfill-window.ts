@@ -18,7 +18,13 @@ import {
 } from './refresh.js';
 import type { TimeWindow } from './window.js';
 
-const DEFAULT_BATCH_SIZE = 250;
+/**
+ * Records written per set. A set's records, their rows and its plan live together until it
+ * commits, and at 250 the backfill's peak RSS grew with the run (100,000 requests against 10,000:
+ * 1.15 on SQLite, 1.21 on PostgreSQL); at 100 it stays flat (1.01, 1.10), with the same
+ * PostgreSQL rate (93,185 requests in 101 s against 100 s, measured side by side).
+ */
+const DEFAULT_BATCH_SIZE = 100;
 
 /*
  * One backfill window, state by state. The guarantee and its limits are in docs/sync.md
