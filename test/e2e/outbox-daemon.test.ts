@@ -30,19 +30,24 @@ describe('the daemon drains the outbox that other programs fill with SQL', () =>
     const insertSample = db.prepare(
       'INSERT INTO outbox_locations (request_id, lat, lng, alt, speed, timestamp) VALUES (?, ?, ?, ?, ?, ?)',
     );
-    const nowSeconds = Date.now() / 1000;
-    for (let i = 0; i < 5; i += 1)
-      insertSample.run(
-        accepted.request_id,
-        41.88 + i / 1000,
-        -87.63,
-        181,
-        12.5,
-        nowSeconds - 60 + i,
-      );
-    db.prepare(
+    const insertAction = db.prepare(
       "INSERT INTO outbox_actions (request_id, kind, state_name, at) VALUES (?, 'state', 'en_route', ?)",
-    ).run(accepted.request_id, new Date().toISOString());
+    );
+    const nowSeconds = Date.now() / 1000;
+    // One transaction: the drainer runs every 200 ms, and samples committed on their own before
+    // the action may rightly leave in an earlier drain. Pending together, the action goes first.
+    db.transaction(() => {
+      for (let i = 0; i < 5; i += 1)
+        insertSample.run(
+          accepted.request_id,
+          41.88 + i / 1000,
+          -87.63,
+          181,
+          12.5,
+          nowSeconds - 60 + i,
+        );
+      insertAction.run(accepted.request_id, new Date().toISOString());
+    })();
 
     const deadline = Date.now() + 15_000;
     let pending = 1;
