@@ -6,7 +6,7 @@ import type { PendingEvent } from '../db/store/event-store.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { applyV2Event, v1RequestIds } from './apply-event.js';
-import { applyInSets, type SettableEvent } from './apply-sets.js';
+import { applyInSets, isSettable, type SettableEvent } from './apply-sets.js';
 import { decideV2Event, prepareV2Event, type ApplyResult } from './prepare-event.js';
 import type { FetchQueue } from './fetch-queue.js';
 
@@ -117,10 +117,10 @@ export function createApplier(deps: {
         .filter((row) => row.envelope === 'v2')
         .map((row) => [row.event_id, prepareV2Event(row.event_id, row.payload_json, deps)]),
     );
-    const requestIds = [...prepared.values()].flatMap((p) =>
-      p.kind === 'valid' ? [p.base.requestId] : [],
-    );
-    const isRequestOnce = (id: string) => requestIds.indexOf(id) === requestIds.lastIndexOf(id);
+    const timesNamed = new Map<string, number>();
+    for (const event of prepared.values())
+      if (event.kind === 'valid')
+        timesNamed.set(event.base.requestId, (timesNamed.get(event.base.requestId) ?? 0) + 1);
     const applied: { row: PendingEvent; result: ApplyResult }[] = [];
     const failed: { row: PendingEvent; error: unknown }[] = [];
     try {
@@ -163,14 +163,7 @@ export function createApplier(deps: {
           for (const row of rows) {
             const event = prepared.get(row.event_id);
             const decision = event && decideV2Event(event, laters.get(row.event_id), deps);
-            const isSettable =
-              decision !== undefined &&
-              ((decision.kind === 'done' && decision.result.error === null) ||
-                (decision.kind === 'write' &&
-                  decision.drift.length === 0 &&
-                  decision.later === undefined &&
-                  isRequestOnce(decision.base.requestId)));
-            if (isSettable) {
+            if (decision && isSettable(decision, timesNamed)) {
               run.push({ row, decision });
               continue;
             }

@@ -12,6 +12,24 @@ export interface SettableEvent {
 }
 
 /**
+ * Whether a set write can carry a decision: nothing but the processed mark (without an error),
+ * or plain data (no drift, no later mark to keep) about a request no other event of the batch
+ * names (`timesNamed`: how many of the batch's events name each request).
+ */
+export function isSettable(
+  decision: EventDecision,
+  timesNamed: ReadonlyMap<string, number>,
+): decision is SettableEvent['decision'] {
+  if (decision.kind === 'done') return decision.result.error === null;
+  return (
+    decision.kind === 'write' &&
+    decision.drift.length === 0 &&
+    decision.later === undefined &&
+    timesNamed.get(decision.base.requestId) === 1
+  );
+}
+
+/**
  * Writes a run of decided events, each of a request no other event of the run names, as sets:
  * the data (requests.writePartialMany), then the profiles, then every processed mark. The
  * results come back in the run's order. The caller holds the run in a savepoint.

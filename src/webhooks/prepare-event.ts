@@ -163,6 +163,11 @@ export function decideV2Event(
 ): EventDecision {
   if (prepared.kind === 'invalid') return { kind: 'done', result: prepared.result };
   const { base, body } = prepared;
+  const refused = (drift: Drift[], error: string, more: Partial<ApplyResult> = {}) => ({
+    kind: 'refused' as const,
+    drift,
+    result: { ...base, outcome: 'invalid', error, ...more },
+  });
   // A later event already applied: with data, it holds newer data than this one; marking the
   // request unavailable, it supersedes an "unavailable" but not data it has not seen.
   if (later && (later.hasData || prepared.isUnavailable))
@@ -173,27 +178,12 @@ export function decideV2Event(
     case 'none':
       return { kind: 'done', result: { ...base, outcome: 'no_data', error: null } };
     case 'refused':
-      return {
-        kind: 'refused',
-        drift: body.drift,
-        result: {
-          ...base,
-          outcome: 'invalid',
-          error: `invalid data: ${body.reason}`,
-          drift: body.drift.length,
-          ...(shouldFetchInvalid ? { fetch: [base.requestId] } : {}),
-        },
-      };
+      return refused(body.drift, `invalid data: ${body.reason}`, {
+        drift: body.drift.length,
+        ...(shouldFetchInvalid ? { fetch: [base.requestId] } : {}),
+      });
     case 'mismatch':
-      return {
-        kind: 'refused',
-        drift: body.drift,
-        result: {
-          ...base,
-          outcome: 'invalid',
-          error: 'data.service_request_id differs from the envelope',
-        },
-      };
+      return refused(body.drift, 'data.service_request_id differs from the envelope');
     case 'data':
       return {
         kind: 'write',
