@@ -50,12 +50,18 @@ export function requestSql(dialect: Dialect) {
       AND raw_json = @raw_json AND list_state = @list_state AND unavailable_at IS NULL
       AND NOT EXISTS (SELECT 1 FROM quarantine WHERE quarantine.request_id = @request_id)`,
     // isSameRaw for a page of records in one round trip (PostgreSQL): the positions (from 1) of
-    // those it holds exactly.
-    sameRaw: `SELECT p.n AS position FROM unnest(@ids::text[], @texts::text[])
+    // those it holds exactly. The records come as one JSON array (@records), not as a text[]:
+    // the driver escapes every quote of every element of an array parameter.
+    // A LATERAL lookup by primary key per record: as a join, a table not yet analyzed was
+    // planned as a hash of every stored row of the state, each raw_json read and compared
+    // (20 ms a page of 50 over 1,827 awaiting rows, against 1 ms; measured).
+    sameRaw: `SELECT p.n AS position
+      FROM ROWS FROM (unnest(@ids::text[]), jsonb_array_elements(@records::jsonb))
         WITH ORDINALITY AS p(id, raw, n)
-      JOIN requests r ON r.request_id = p.id
-      WHERE r.raw_json = p.raw::jsonb AND r.list_state = @list_state AND r.unavailable_at IS NULL
-        AND NOT EXISTS (SELECT 1 FROM quarantine WHERE quarantine.request_id = r.request_id)`,
+      CROSS JOIN LATERAL (SELECT 1 FROM requests r WHERE r.request_id = p.id
+        AND r.raw_json = p.raw AND r.list_state = @list_state AND r.unavailable_at IS NULL
+        AND NOT EXISTS (SELECT 1 FROM quarantine WHERE quarantine.request_id = r.request_id)
+        LIMIT 1) AS held`,
     summariesInWindow: `SELECT ${SUMMARY_COLUMNS} FROM requests
       WHERE event_dt_utc BETWEEN @from AND @to`,
     upsertRequest: `INSERT INTO requests (${list(REQUEST_COLUMNS)})

@@ -179,7 +179,8 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache) {
       if (asked.length === 0) return same;
       const rows = await sql.all<{ position: number | string }>(q.sameRaw, {
         ids: asked.map((r) => r.id),
-        texts: asked.map((r) => r.text),
+        // Each text is one JSON value (as the client serialized it), so joined they are an array.
+        records: `[${asked.map((r) => r.text).join(',')}]`,
         list_state: listState,
       });
       for (const row of rows) same[asked[Number(row.position) - 1]!.index] = true;
