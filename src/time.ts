@@ -15,11 +15,9 @@ const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
  * zone is taken as UTC: the service documents all its times as UTC.
  */
 export function normalizeTimestamp(value: string): string | null {
-  // Already canonical (what the schemas return and the store holds): one round trip proves it.
-  if (CANONICAL.test(value)) {
-    const ms = Date.parse(value);
-    if (!Number.isNaN(ms) && new Date(ms).toISOString() === value) return value;
-  }
+  // Already canonical (what the schemas return and the store holds): checked field by field,
+  // without a Date (every list item and stored row passes here; see isRealCanonical).
+  if (CANONICAL.test(value) && isRealCanonical(value)) return value;
   const match = ISO_DATE_TIME.exec(value.trim());
   if (!match) return null;
   const [, y, mo, d, h, mi, s = '00', frac = '', zone = 'Z'] = match;
@@ -57,6 +55,29 @@ function zoneOffsetMs(zone: string): number {
   const hours = Number(digits.slice(0, 2));
   const minutes = Number(digits.slice(2, 4) || '0');
   return sign * (hours * 60 + minutes) * 60_000;
+}
+
+/** A value of CANONICAL's shape whose date exists and whose time is within the day. */
+function isRealCanonical(value: string): boolean {
+  const field = (from: number, to: number) => Number(value.slice(from, to));
+  const year = field(0, 4);
+  const month = field(5, 7);
+  const day = field(8, 10);
+  return (
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth(year, month) &&
+    field(11, 13) <= 23 &&
+    field(14, 16) <= 59 &&
+    field(17, 19) <= 59
+  );
+}
+
+/** Days of month `mo` (1-12) in year `y`, by the proleptic Gregorian calendar (as Date has it). */
+function daysInMonth(y: number, mo: number): number {
+  if (mo === 2) return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
+  return mo === 4 || mo === 6 || mo === 9 || mo === 11 ? 30 : 31;
 }
 
 function isRealDate(y: number, mo: number, d: number): boolean {

@@ -1,5 +1,10 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { normalizeDate, normalizeTimestamp } from '../../src/time.js';
+
+/** Digits as a fixed-width string. */
+const digits = (width: number, max: number) =>
+  fc.integer({ min: 0, max }).map((n) => String(n).padStart(width, '0'));
 
 describe('normalizeTimestamp', () => {
   it('gives every valid form the service uses one canonical UTC form', () => {
@@ -26,6 +31,36 @@ describe('normalizeTimestamp', () => {
 
   it('crosses day boundaries with offsets', () => {
     expect(normalizeTimestamp('2026-01-01T01:00:00+02:00')).toBe('2025-12-31T23:00:00.000Z');
+  });
+
+  it('takes a canonical-looking value as it is exactly when a Date round trip keeps it', () => {
+    // Canonical values are checked field by field; Date is the reference for which are real.
+    const roundTrips = (value: string) => {
+      const ms = Date.parse(value);
+      return !Number.isNaN(ms) && new Date(ms).toISOString() === value;
+    };
+    fc.assert(
+      fc.property(
+        fc.tuple(
+          digits(4, 9999),
+          digits(2, 13),
+          digits(2, 32),
+          digits(2, 25),
+          digits(2, 61),
+          digits(2, 61),
+          digits(3, 999),
+        ),
+        ([y, mo, d, h, mi, s, ms]) => {
+          const value = `${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}Z`;
+          expect(normalizeTimestamp(value) === value, value).toBe(roundTrips(value));
+        },
+      ),
+      { numRuns: 5_000 },
+    );
+    for (const leap of ['2024-02-29', '2000-02-29', '0400-02-29'])
+      expect(normalizeTimestamp(`${leap}T00:00:00.000Z`)).toBe(`${leap}T00:00:00.000Z`);
+    for (const notLeap of ['2023-02-29', '1900-02-29', '2100-02-29'])
+      expect(normalizeTimestamp(`${notLeap}T00:00:00.000Z`)).toBeNull();
   });
 
   it('rejects what is not a timestamp', () => {

@@ -21,8 +21,14 @@ const OID = {
   jsonb: 3802,
 } as const;
 
+// What a UTC session sends for a timestamptz of years 0001-9999: rearranged without a Date (the
+// idle cycle reads thousands of them). The fraction is cut to milliseconds, as Date.parse cuts it.
+const POSTGRES_UTC = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00$/;
+
 /** '2026-01-28 21:48:06.123+00' (UTC session) as '2026-01-28T21:48:06.123Z'. */
 export function isoFromPostgres(text: string): string {
+  const utc = POSTGRES_UTC.exec(text);
+  if (utc) return `${utc[1]}T${utc[2]}.${`${utc[3] ?? ''}000`.slice(0, 3)}Z`;
   const withOffset = text.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00');
   const ms = Date.parse(
     withOffset.endsWith('Z') || /[+-]\d\d:\d\d$/.test(withOffset) ? withOffset : `${withOffset}Z`,
