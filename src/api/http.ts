@@ -1,4 +1,5 @@
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Agent } from '../undici.js';
 import type { Clock } from '../clock.js';
 import type { TransportError } from '../errors.js';
 import type { Logger } from '../log.js';

@@ -12,7 +12,7 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { Agent, buildConnector } from 'undici';
+import { Agent, buildConnector } from '../undici.js';
 import type { JsonValue, MutationSummary } from './model.js';
 import type { Random } from './random.js';
 import type { EventFactory } from './webhook-events.js';
