@@ -119,10 +119,7 @@ export async function writeRecords(
       readAt: readAt ?? observedAt,
     };
   });
-  const written =
-    observations.length === 1
-      ? [await tx.requests.write(observations[0]!)]
-      : await tx.requests.writeMany(observations);
+  const written = await tx.requests.writeMany(observations);
   stored.forEach((index, i) => (outcomes[index] = written[i]!));
   const idOf = (index: number) => records[index]!.record.request_id;
   await tx.quarantine.clearMany([...new Set(stored.map(idOf))]);

@@ -117,11 +117,18 @@ export function createRequestBatch({
     const isNothingWritten =
       plan.rows.length === 0 && plan.readAts.length === 0 && plan.changes.length === 0;
     if (isNothingWritten) return plan.outcomes;
-    try {
-      await withSavepoint(sql, () => apply(plan, stored));
-    } catch (error) {
-      if (isWriteConflict(error)) throw error;
-      return oneByOne(observations);
+    if (observations.length === 1) {
+      // Alone, the observation at fault is known: its refusal goes to the caller as `write`'s
+      // would, and the caller's transaction rolls back what it wrote. No savepoint: on
+      // PostgreSQL each costs two round trips, and a detail fetched alone is the common case.
+      await apply(plan, stored);
+    } else {
+      try {
+        await withSavepoint(sql, () => apply(plan, stored));
+      } catch (error) {
+        if (isWriteConflict(error)) throw error;
+        return oneByOne(observations);
+      }
     }
     for (const [key, value] of plan.learned) written().set(key, value);
     return plan.outcomes;
