@@ -48,25 +48,45 @@ export interface Dialect {
   jsonMemberIsObject(column: string, member: string): string;
   /** Appended to a SELECT of rows the transaction is about to rewrite (row locks on PostgreSQL). */
   readonly forUpdate: string;
-  /** Whether text can hold U+0000 (NUL): SQLite's can, PostgreSQL's text and jsonb cannot. */
-  readonly isNulStorable: boolean;
-}
-
-/** JSON text holds a NUL as the escape \u0000; `\\u0000` is an escaped backslash, not a NUL. */
-const NUL_ESCAPE = /(?<!\\)((?:\\\\)*)\\u0000/g;
-
-/** Whether JSON text holds a NUL character anywhere in its strings. */
-export function jsonHasNul(json: string): boolean {
-  NUL_ESCAPE.lastIndex = 0;
-  return NUL_ESCAPE.test(json);
+  /**
+   * Whether every JSON text can be stored as it is. SQLite's can. PostgreSQL's text cannot hold
+   * U+0000 (NUL), and its jsonb refuses that and half of a UTF-16 surrogate pair (see
+   * unstorableTextIn).
+   */
+  readonly isAnyJsonStorable: boolean;
 }
 
 /**
- * JSON text whose NUL characters read as the six characters \u0000: for a copy kept for people
- * to look at (quarantine, a webhook payload) on an engine that cannot store NUL.
+ * A \u escape in JSON text of a character PostgreSQL cannot store: NUL (\u0000), or one half of
+ * a UTF-16 surrogate pair without the other (a character cut in two, as a truncated emoji is).
+ * A whole pair is matched as one, so its low half is never taken for a lone one. `\\u0000` is
+ * an escaped backslash followed by "u0000", not an escape.
  */
-export function jsonWithNulSpelledOut(json: string): string {
-  return json.replace(NUL_ESCAPE, '$1\\\\u0000');
+const UNSTORABLE_ESCAPE =
+  /(?<!\\)((?:\\\\)*)\\u(0000|[dD][89abAB][0-9a-fA-F]{2}(?:\\u[dD][c-fC-F][0-9a-fA-F]{2})?|[dD][c-fC-F][0-9a-fA-F]{2})/g;
+
+/** What in JSON text PostgreSQL cannot store: a NUL, or half a surrogate pair. */
+export type UnstorableText = 'nul' | 'surrogate';
+
+/** The first character of JSON text's strings that PostgreSQL cannot store, if any. */
+export function unstorableTextIn(json: string): UnstorableText | undefined {
+  if (!json.includes('\\u')) return undefined;
+  for (const match of json.matchAll(UNSTORABLE_ESCAPE)) {
+    const code = match[2]!;
+    // A whole pair is ten characters ("d83d\ude00"): storable.
+    if (code.length === 4) return code === '0000' ? 'nul' : 'surrogate';
+  }
+  return undefined;
+}
+
+/**
+ * JSON text whose characters PostgreSQL cannot store read as their escapes (the six characters
+ * \u0000, \ud83d): for a copy kept for people to look at (quarantine, a webhook payload).
+ */
+export function jsonWithUnstorableSpelledOut(json: string): string {
+  return json.replace(UNSTORABLE_ESCAPE, (match, backslashes: string, code: string) =>
+    code.length === 4 ? `${backslashes}\\\\u${code}` : match,
+  );
 }
 
 /** Options of a read. */

@@ -3,7 +3,7 @@ import { isTransportError } from '../errors.js';
 import { isoFromMs } from '../time.js';
 import type { WriteOutcome, WriteSource } from '../mirror/observations.js';
 import type { RunCounts } from '../db/store/run-store.js';
-import { jsonHasNul } from '../db/sql.js';
+import { unstorableTextIn, type UnstorableText } from '../db/sql.js';
 import type { Store, StoreTx } from '../db/store.js';
 import type { RecordBatcher } from './record-batcher.js';
 import { normalizeDetail, type DetailLike, type ListFields } from './normalize.js';
@@ -77,9 +77,12 @@ async function compareWithStored(
   return same;
 }
 
-/** Why a record holding NUL is quarantined on PostgreSQL. */
-const NUL_REASON =
-  'a text member holds a NUL character (U+0000), which PostgreSQL cannot store; kept apart rather than stored altered';
+/** Why a record holding text PostgreSQL cannot store is quarantined there. */
+const UNSTORABLE_REASON: Record<UnstorableText, string> = {
+  nul: 'a text member holds a NUL character (U+0000), which PostgreSQL cannot store; kept apart rather than stored altered',
+  surrogate:
+    'a text member holds half of a UTF-16 surrogate pair (a character cut in two), which PostgreSQL cannot store; kept apart rather than stored altered',
+};
 
 /** A record to store, with where and when it was observed. */
 export type RecordWrite = PendingRecord & { source: WriteSource; observedAt: string };
@@ -103,11 +106,14 @@ export async function writeRecords(
   const drifted = records.map(() => 0);
   const outcomes = records.map((): RefreshOutcome => 'unchanged');
   const stored: number[] = [];
-  const keptApart: number[] = [];
+  const keptApart = new Map<number, UnstorableText>();
   for (const index of records.keys()) {
     if (isSame[index]) continue;
-    const isUnstorable = !tx.sql.dialect.isNulStorable && jsonHasNul(texts[index]!);
-    (isUnstorable ? keptApart : stored).push(index);
+    const unstorable = tx.sql.dialect.isAnyJsonStorable
+      ? undefined
+      : unstorableTextIn(texts[index]!);
+    if (unstorable) keptApart.set(index, unstorable);
+    else stored.push(index);
   }
   const observations = stored.map((index) => {
     const { record, list, readAt, source, observedAt } = records[index]!;
@@ -131,11 +137,12 @@ export async function writeRecords(
   }
   // After the clears: one by one, a copy kept apart before a later stored record of its request
   // would have been cleared by it.
-  for (const index of keptApart) {
+  for (const [index, unstorable] of keptApart) {
     outcomes[index] = 'quarantined';
     if (stored.some((later) => later > index && idOf(later) === idOf(index))) continue;
     const { raw, source } = records[index]!;
-    await quarantineIn(tx, { requestId: idOf(index), reason: NUL_REASON, raw }, source);
+    const reason = UNSTORABLE_REASON[unstorable];
+    await quarantineIn(tx, { requestId: idOf(index), reason, raw }, source);
   }
   return { outcomes, drifted };
 }

@@ -214,7 +214,15 @@ function createGroupInsert(deps: ReceiverDeps): (row: EventRow) => Promise<boole
         const results = await deps.storeEvents(items.map((item) => item.row));
         items.forEach((item, index) => item.resolve(results[index] ?? false));
       } catch (error) {
-        for (const item of items) item.reject(error);
+        if (items.length === 1) items[0]!.reject(error);
+        // One delivery the engine refuses must not fail the others that shared its commit:
+        // each goes alone, and only the one at fault is answered 503.
+        else
+          for (const item of items) {
+            await deps
+              .storeEvents([item.row])
+              .then((results) => item.resolve(results[0] ?? false), item.reject);
+          }
       }
     }
     isFlushing = false;

@@ -9,7 +9,7 @@ export const POSTGRES_DIALECT: Dialect = {
   engine: 'postgres',
   jsonMemberIsObject: (column, member) => `jsonb_typeof(${column} -> '${member}') = 'object'`,
   forUpdate: ' FOR UPDATE',
-  isNulStorable: false,
+  isAnyJsonStorable: false,
 };
 
 /** An open PostgreSQL mirror: the pool, and the URL without a password. */

@@ -8,7 +8,7 @@ export const SQLITE_DIALECT: Dialect = {
   engine: 'sqlite',
   jsonMemberIsObject: (column, member) => `json_type(${column}, '$.${member}') = 'object'`,
   forUpdate: '',
-  isNulStorable: true,
+  isAnyJsonStorable: true,
 };
 
 /** An open SQLite mirror: the connection, and the raw handle SQLite-only tools need. */

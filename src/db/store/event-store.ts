@@ -6,7 +6,12 @@ import {
   type ProfileRow,
 } from '../schema/index.js';
 import { insertRows, isAmongIds } from '../set-sql.js';
-import { jsonHasNul, jsonWithNulSpelledOut, type Sql } from '../sql.js';
+import {
+  jsonWithUnstorableSpelledOut,
+  unstorableTextIn,
+  type Sql,
+  type UnstorableText,
+} from '../sql.js';
 
 /** A later event about a request, already applied: with data, or marking it unavailable. */
 export interface LaterEvent {
@@ -97,13 +102,16 @@ export function createEventStore(sql: Sql) {
   return {
     /**
      * Stores a delivery; false when its event_id is already stored (a retried delivery). A
-     * payload holding NUL on an engine that cannot store it is kept with the NUL spelled out and
-     * marked processed with the reason: applying it would store text that reads differently.
+     * payload holding text the engine cannot store (NUL, half a surrogate pair) is kept with it
+     * spelled out and marked processed with the reason: applying it would store text that reads
+     * differently, and refusing it would lose it after the service's last retry.
      */
     async insert(event: EventRow): Promise<boolean> {
-      const isUnstorable = !sql.dialect.isNulStorable && jsonHasNul(event.payload_json);
-      const row = isUnstorable
-        ? withNulSpelledOut(event)
+      const unstorable = sql.dialect.isAnyJsonStorable
+        ? undefined
+        : unstorableTextIn(event.payload_json);
+      const row = unstorable
+        ? withUnstorableSpelledOut(event, unstorable)
         : { ...event, processed_at: null, error: null };
       const changes = await sql.run(
         `INSERT INTO webhook_events (event_id, envelope, event_timestamp, service_request_id,
@@ -211,8 +219,15 @@ export type EventStore = ReturnType<typeof createEventStore>;
 export const NUL_NOT_APPLIED =
   'not applied: the payload holds a NUL character (U+0000), which PostgreSQL cannot store';
 
-/** The row with every NUL spelled out as \\u0000, processed at once with the reason. */
-function withNulSpelledOut(event: EventRow) {
+/** Why a delivery holding half a surrogate pair was not applied (webhook_events.error). */
+export const SURROGATE_NOT_APPLIED =
+  'not applied: the payload holds half of a UTF-16 surrogate pair (a character cut in two), which PostgreSQL cannot store';
+
+/**
+ * The row with what PostgreSQL cannot store spelled out (NUL as \\u0000 in every column, half a
+ * pair as its escape in the payload), processed at once with the reason.
+ */
+function withUnstorableSpelledOut(event: EventRow, unstorable: UnstorableText) {
   const spell = (value: string | null) =>
     value === null ? null : value.replaceAll('\u0000', '\\u0000');
   return {
@@ -222,8 +237,8 @@ function withNulSpelledOut(event: EventRow) {
     request_status: spell(event.request_status),
     action: spell(event.action),
     event_type: spell(event.event_type),
-    payload_json: jsonWithNulSpelledOut(event.payload_json),
+    payload_json: jsonWithUnstorableSpelledOut(event.payload_json),
     processed_at: event.received_at,
-    error: NUL_NOT_APPLIED,
+    error: unstorable === 'nul' ? NUL_NOT_APPLIED : SURROGATE_NOT_APPLIED,
   };
 }

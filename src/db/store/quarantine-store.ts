@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { jsonWithNulSpelledOut, type Sql } from '../sql.js';
+import { jsonWithUnstorableSpelledOut, type Sql } from '../sql.js';
 
 /** A record the service sent that failed validation. */
 export interface QuarantinedRecord {
@@ -22,8 +22,8 @@ export function createQuarantineStore(sql: Sql) {
     /** Records (or re-records) a malformed record. */
     async add(record: QuarantinedRecord, source: string, at: string): Promise<void> {
       const json = safeJson(record.raw);
-      // A copy for people to read: where the engine cannot store NUL, it is spelled out.
-      const rawPayload = sql.dialect.isNulStorable ? json : jsonWithNulSpelledOut(json);
+      // A copy for people to read: what the engine cannot store is spelled out.
+      const rawPayload = sql.dialect.isAnyJsonStorable ? json : jsonWithUnstorableSpelledOut(json);
       await sql.run(
         `INSERT INTO quarantine (record_key, request_id, source, reason, raw_payload,
            first_seen_at, last_seen_at, seen_count)

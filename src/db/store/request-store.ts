@@ -15,7 +15,7 @@ import {
   type ChangeRow,
 } from '../../mirror/request-plan.js';
 import type { AccountRow, FacilityRow, LocationRow } from '../schema/index.js';
-import { jsonHasNul, type Sql } from '../sql.js';
+import { unstorableTextIn, type Sql } from '../sql.js';
 import { createPartialBatch } from './partial-batch.js';
 import { createRequestBatch } from './request-batch.js';
 import { requestSql } from './request-sql.js';
@@ -171,11 +171,11 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache) {
           same[index] = await isSameRaw(id, text, listState);
         return same;
       }
-      // PostgreSQL cannot hold a NUL: such a record is never stored as sent, and its text
-      // would fail the cast to jsonb for the whole page.
+      // Text PostgreSQL cannot hold (a NUL, half a surrogate pair): such a record is never
+      // stored as sent, and its text would fail the cast to jsonb for the whole page.
       const asked = records
         .map((record, index) => ({ ...record, index }))
-        .filter((record) => !jsonHasNul(record.text));
+        .filter((record) => !unstorableTextIn(record.text));
       if (asked.length === 0) return same;
       const rows = await sql.all<{ position: number | string }>(q.sameRaw, {
         ids: asked.map((r) => r.id),

@@ -13,6 +13,26 @@ afterEach(async () => {
 
 type Json = Record<string, unknown>;
 
+/**
+ * A mirror of 120 requests whose service answers through a proxy that applies `corrupt`. Only
+ * the proxy's corruptions: the simulator's own drift is another test's subject.
+ */
+async function startCorruptedMirror(
+  corrupt: Corruption,
+  options: Parameters<typeof startMirror>[0] = {},
+): Promise<MirrorFixture> {
+  return startMirror({
+    requests: 120,
+    roughness: { driftRate: 0 },
+    ...options,
+    serviceUrl: async (target) => {
+      const proxy = await startCorruptingProxy(target, corrupt);
+      closeProxy = proxy.close;
+      return proxy.url;
+    },
+  });
+}
+
 /** Drift rows by member, then request (the expectation's order). */
 const byMemberAndRequest = (a: Json, b: Json) => {
   const [x, y] = [
@@ -25,16 +45,8 @@ const byMemberAndRequest = (a: Json, b: Json) => {
 describe('malformed data from the service', () => {
   it('under the strict policy, stores the well-formed records, quarantines the drifted ones, and retries them until they come right', async () => {
     let corrupt: Corruption = () => undefined;
-    mirror = await startMirror({
-      requests: 120,
+    mirror = await startCorruptedMirror((path, body) => corrupt(path, body), {
       clientOptions: { schemaPolicy: 'strict' },
-      // Only the proxy's corruptions: the simulator's own drift is another test's subject.
-      roughness: { driftRate: 0 },
-      serviceUrl: async (target) => {
-        const proxy = await startCorruptingProxy(target, (path, body) => corrupt(path, body));
-        closeProxy = proxy.close;
-        return proxy.url;
-      },
     });
     await mirror.cycle();
     const ids = truthInWindow(mirror)
@@ -156,18 +168,77 @@ describe('malformed data from the service', () => {
   });
 });
 
+describe('a character cut in two (half of a UTF-16 surrogate pair, as a truncated emoji)', () => {
+  it('keeps the record apart on PostgreSQL, whose jsonb cannot hold it, and the rest of its page still syncs; SQLite stores it as sent', async () => {
+    let corrupt: Corruption = () => undefined;
+    mirror = await startCorruptedMirror((path, body) => corrupt(path, body));
+    await mirror.cycle();
+    const visible = truthInWindow(mirror).filter((t) => t.isVisible);
+    const detailId = visible.find((t) => t.listState === 'accepted')!.requestId;
+    const awaitingIds = visible.filter((t) => t.listState === 'awaiting').map((t) => t.requestId);
+    const pageId = awaitingIds[0]!;
+    mirror.sim.world.editRequest(detailId, 'note');
+    const cut = (record: Json): Json => ({ ...record, patient_last_name: 'Smith \ud83d' });
+    corrupt = (path, body) => {
+      if (path === '/openapi/v1.0/request-details/') {
+        const page = body as { results: Json[] };
+        return {
+          ...page,
+          results: page.results.map((r) => (r.request_id === pageId ? cut(r) : r)),
+        };
+      }
+      const detail = body as Json;
+      return detail.request_id === detailId ? cut(detail) : undefined;
+    };
+    const run = await mirror.cycle();
+    expect(run.status, run.error).toBe('ok');
+    const rawName = async (id: string) => {
+      const row = await queryOne<{ raw_json: string }>(
+        mirror.db,
+        'SELECT raw_json FROM requests WHERE request_id = @id',
+        { id },
+      );
+      return (JSON.parse(row!.raw_json) as Json).patient_last_name;
+    };
+    if (testEngine() === 'sqlite') {
+      expect(run.counts.requestsQuarantined).toBe(0);
+      expect(await rawName(detailId)).toBe('Smith \ud83d');
+      expect(await rawName(pageId)).toBe('Smith \ud83d');
+    } else {
+      expect(run.counts.requestsQuarantined).toBe(2);
+      const kept = await queryAll<Json>(
+        mirror.db,
+        'SELECT request_id, reason, raw_payload FROM quarantine ORDER BY request_id',
+      );
+      expect(kept.map((row) => row.request_id)).toEqual([detailId, pageId].sort());
+      for (const row of kept) {
+        expect(row.reason).toMatch(/half of a UTF-16 surrogate pair .*PostgreSQL cannot store/);
+        // The copy spells the half out, for people to read.
+        expect((JSON.parse(row.raw_payload as string) as Json).patient_last_name).toBe(
+          'Smith \\ud83d',
+        );
+      }
+      // Never stored altered: the version before stays.
+      expect(await rawName(detailId)).not.toContain('\ud83d');
+    }
+    // The page's other awaiting requests are in the mirror, as the service has them.
+    for (const id of awaitingIds.slice(1)) expect(await rawName(id)).toEqual(expect.any(String));
+
+    // The next idle cycle compares the page again without failing it.
+    const again = await mirror.cycle();
+    expect(again.status, again.error).toBe('ok');
+    corrupt = () => undefined;
+    mirror.sim.world.editRequest(detailId, 'note');
+    await mirror.cycle();
+    expect(await countRows(mirror.db, 'quarantine')).toBe(0);
+    await expectMirrorEqualsTruth(mirror);
+  });
+});
+
 describe('member drift from the service (evolve, the default)', () => {
   it('stores every valid member, NULL for a drifted one, records the drift by type name, and quarantines only a record without its state', async () => {
     let corrupt: Corruption = () => undefined;
-    mirror = await startMirror({
-      requests: 120,
-      roughness: { driftRate: 0 },
-      serviceUrl: async (target) => {
-        const proxy = await startCorruptingProxy(target, (path, body) => corrupt(path, body));
-        closeProxy = proxy.close;
-        return proxy.url;
-      },
-    });
+    mirror = await startCorruptedMirror((path, body) => corrupt(path, body));
     await mirror.cycle();
     const ids = truthInWindow(mirror)
       .filter((t) => t.isVisible && t.listState === 'accepted')

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { queryAll, queryOne } from '../../helpers/engine.js';
+import { execute, queryAll, queryOne, testEngine } from '../../helpers/engine.js';
 import {
   deliver,
   parseJsonColumns,
@@ -338,6 +338,98 @@ describe('the webhook receiver', () => {
     // The receiver is still serving after refusing.
     const small = v2Event('evt_0004', { request_status: 'UNAVAILABLE', data: null });
     expect((await hook.post(small)).status).toBe(200);
+  });
+
+  it('acknowledges and keeps a delivery holding text the engine cannot store, without failing those that share its commit', async () => {
+    hook = await startWebhookFixture({ requests: 0 });
+    const event = (id: string, requestId: string, data: Record<string, unknown> = {}) =>
+      v2Event(id, {
+        service_request_id: requestId,
+        data: webhookData({ service_request_id: requestId, ...data }),
+      });
+    // Sent together, so that they arrive in one turn and share one commit.
+    const replies = await Promise.all([
+      hook.post(event('evt_a', 'XX-AAAA0001')),
+      hook.post(event('evt_cut', 'XX-CUT00001', { patient_last_name: 'Smith \ud83d' })),
+      hook.post(event('evt_nul', 'XX-NUL00001', { notes: 'a\u0000b' })),
+      hook.post(event('evt_d', 'XX-DDDD0001')),
+    ]);
+    expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200, 200]);
+    await hook.service.idle();
+    const events = await queryAll<Record<string, unknown>>(
+      hook.db,
+      'SELECT event_id, processed_at IS NOT NULL AS done, error FROM webhook_events ORDER BY event_id',
+    );
+    const requests = await queryAll<{ request_id: string }>(
+      hook.db,
+      'SELECT request_id FROM requests ORDER BY request_id',
+    );
+    if (testEngine() === 'sqlite') {
+      expect(events.map((e) => [e.event_id, e.error])).toEqual([
+        ['evt_a', null],
+        ['evt_cut', null],
+        ['evt_d', null],
+        ['evt_nul', null],
+      ]);
+      expect(requests.map((r) => r.request_id)).toEqual([
+        'XX-AAAA0001',
+        'XX-CUT00001',
+        'XX-DDDD0001',
+        'XX-NUL00001',
+      ]);
+      return;
+    }
+    // PostgreSQL: kept, with what it cannot hold spelled out, and marked not applied.
+    expect(events).toEqual([
+      { event_id: 'evt_a', done: 1, error: null },
+      {
+        event_id: 'evt_cut',
+        done: 1,
+        error: expect.stringMatching(/not applied: .*half of a UTF-16 surrogate pair/),
+      },
+      { event_id: 'evt_d', done: 1, error: null },
+      { event_id: 'evt_nul', done: 1, error: expect.stringMatching(/not applied: .*NUL/) },
+    ]);
+    const kept = await row("SELECT payload_json FROM webhook_events WHERE event_id = 'evt_cut'");
+    expect(
+      (JSON.parse(kept!.payload_json as string) as { data: Record<string, unknown> }).data
+        .patient_last_name,
+    ).toBe('Smith \\ud83d');
+    expect(requests.map((r) => r.request_id)).toEqual(['XX-AAAA0001', 'XX-DDDD0001']);
+  });
+
+  it('answers 503 to the one delivery the engine refuses, and stores those that shared its commit', async () => {
+    hook = await startWebhookFixture({ requests: 0 });
+    // An engine refusing one row, as a constraint or a trigger of the operator's would.
+    await execute(
+      hook.db,
+      testEngine() === 'sqlite'
+        ? `CREATE TRIGGER refuse_one BEFORE INSERT ON webhook_events
+             WHEN NEW.event_id = 'evt_refused' BEGIN SELECT RAISE(ABORT, 'refused'); END`
+        : `CREATE FUNCTION refuse_one() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN IF NEW.event_id = 'evt_refused' THEN RAISE EXCEPTION 'refused'; END IF;
+             RETURN NEW; END $$`,
+    );
+    if (testEngine() === 'postgres')
+      await execute(
+        hook.db,
+        `CREATE TRIGGER refuse_one BEFORE INSERT ON webhook_events
+           FOR EACH ROW EXECUTE FUNCTION refuse_one()`,
+      );
+    const replies = await Promise.all(
+      ['evt_1', 'evt_refused', 'evt_2'].map((id, i) =>
+        hook.post(v2Event(id, { service_request_id: `XX-REFU000${i}` })),
+      ),
+    );
+    expect(replies.map((reply) => reply.status)).toEqual([200, 503, 200]);
+    expect(
+      (
+        await queryAll<{ event_id: string }>(
+          hook.db,
+          'SELECT event_id FROM webhook_events ORDER BY event_id',
+        )
+      ).map((e) => e.event_id),
+    ).toEqual(['evt_1', 'evt_2']);
   });
 
   it('loses nothing when the process dies between the 2xx and applying: the next start applies it', async () => {
