@@ -13,8 +13,8 @@ export interface SettableEvent {
 
 /**
  * Whether a set write can carry a decision: nothing but the processed mark (without an error),
- * or plain data (no drift, no later mark to keep) about a request no other event of the batch
- * names (`timesNamed`: how many of the batch's events name each request).
+ * or data (its drift recorded beside it, no later mark to keep) about a request no other event
+ * of the batch names (`timesNamed`: how many of the batch's events name each request).
  */
 export function isSettable(
   decision: EventDecision,
@@ -23,7 +23,6 @@ export function isSettable(
   if (decision.kind === 'done') return decision.result.error === null;
   return (
     decision.kind === 'write' &&
-    decision.drift.length === 0 &&
     decision.later === undefined &&
     timesNamed.get(decision.base.requestId) === 1
   );
@@ -31,8 +30,9 @@ export function isSettable(
 
 /**
  * Writes a run of decided events, each of a request no other event of the run names, as sets:
- * the data (requests.writePartialMany), then the profiles, then every processed mark. The
- * results come back in the run's order. The caller holds the run in a savepoint.
+ * the drift of those that have some (in the run's order, as one by one), the data
+ * (requests.writePartialMany), then the profiles, then every processed mark. The results come
+ * back in the run's order. The caller holds the run in a savepoint.
  */
 export async function applyInSets(
   tx: StoreTx,
@@ -40,6 +40,13 @@ export async function applyInSets(
 ): Promise<ApplyResult[]> {
   const writes = run.flatMap(({ row, decision }) =>
     decision.kind === 'write' ? [{ eventId: row.event_id, decision }] : [],
+  );
+  // Events with drift come often (the service's records drift): were they applied alone, each
+  // would cut the run and cost a savepoint and some twenty statements.
+  await tx.drift.recordMany(
+    writes.map(({ decision }) => ({ requestId: decision.base.requestId, drift: decision.drift })),
+    'webhook',
+    tx.now(),
   );
   const outcomes = await tx.requests.writePartialMany(writes.map((w) => w.decision.write));
   // Members only webhooks carry: no poll can be newer, so only a later event can overwrite them.
@@ -58,6 +65,11 @@ export async function applyInSets(
   return run.map(({ row, decision }) =>
     decision.kind === 'done'
       ? decision.result
-      : { ...decision.base, outcome: outcomeOf.get(row.event_id)!, error: null, drift: 0 },
+      : {
+          ...decision.base,
+          outcome: outcomeOf.get(row.event_id)!,
+          error: null,
+          drift: decision.drift.length,
+        },
   );
 }

@@ -1,3 +1,5 @@
+import { schemaDrift } from '../schema/index.js';
+import { insertRows } from '../set-sql.js';
 import type { Sql } from '../sql.js';
 
 /** One drifted member as the store records it (type names only, never a value). */
@@ -18,35 +20,124 @@ export interface NewDrift extends DriftObservation {
  * The schema_drift table. A missing or retyped member is kept per request; an unknown member per
  * member alone, since a member the service added appears on every record from then on.
  */
+/** One record's drift, for recordMany. */
+export interface RecordDrift {
+  requestId: string;
+  drift: readonly DriftObservation[];
+}
+
+/** schema_drift's key: an unknown member is kept per member alone, the others per request. */
+const driftKey = (source: string, requestId: string, d: DriftObservation) =>
+  [source, d.problem === 'unknown' ? '' : requestId, d.member, d.problem].join('|');
+
+const DRIFT_COLUMNS = [
+  'drift_key',
+  'request_id',
+  'source',
+  'member',
+  'problem',
+  'expected',
+  'received',
+  'first_seen_at',
+  'last_seen_at',
+  'count',
+] as const;
+
+/**
+ * recordMany's statement (PostgreSQL): each key once, with how often the batch saw it; what it
+ * inserted comes back, to be logged.
+ */
+const UPSERT_DRIFT_ROWS = `${insertRows(schemaDrift, DRIFT_COLUMNS)}
+  ON CONFLICT (drift_key) DO UPDATE SET last_seen_at = excluded.last_seen_at,
+    count = schema_drift.count + excluded.count, received = excluded.received
+  RETURNING drift_key, (xmax = 0) AS is_inserted`;
+
+/**
+ * The schema_drift table. A missing or retyped member is kept per request; an unknown member per
+ * member alone, since a member the service added appears on every record from then on.
+ */
 export function createDriftStore(sql: Sql, { onNew }: { onNew?: (drift: NewDrift) => void } = {}) {
+  /** Records one record's drift. Returns the drifts never seen before, for the caller to log. */
+  async function record(
+    requestId: string,
+    source: string,
+    drift: readonly DriftObservation[],
+    at: string,
+  ): Promise<NewDrift[]> {
+    const fresh: NewDrift[] = [];
+    for (const d of drift) {
+      const key = driftKey(source, requestId, d);
+      const touched = await sql.run(
+        `UPDATE schema_drift SET last_seen_at = @at, count = count + 1, received = @received
+         WHERE drift_key = @drift_key`,
+        { drift_key: key, at, received: d.received },
+      );
+      if (touched > 0) continue;
+      await sql.run(
+        `INSERT INTO schema_drift (drift_key, request_id, source, member, problem, expected,
+           received, first_seen_at, last_seen_at, count)
+         VALUES (@drift_key, @request_id, @source, @member, @problem, @expected, @received,
+           @at, @at, 1)`,
+        { drift_key: key, request_id: requestId, source, ...d, at },
+      );
+      fresh.push({ ...d, requestId, source });
+      onNew?.({ ...d, requestId, source });
+    }
+    return fresh;
+  }
+
   return {
-    /** Records one record's drift. Returns the drifts never seen before, for the caller to log. */
-    async record(
-      requestId: string,
+    record,
+    /**
+     * `record` for several records, in their order, with the same outcome. On PostgreSQL one
+     * statement: the batch's observations folded per key first (a key's first observation is
+     * the row inserted, its last one the type received, and the count goes up by how many), as
+     * a statement may not update one row twice. A webhook batch of 100 events wrote some 110
+     * drift statements, one round trip each.
+     */
+    async recordMany(
+      records: readonly RecordDrift[],
       source: string,
-      drift: readonly DriftObservation[],
       at: string,
     ): Promise<NewDrift[]> {
-      const fresh: NewDrift[] = [];
-      for (const d of drift) {
-        const scope = d.problem === 'unknown' ? '' : requestId;
-        const key = [source, scope, d.member, d.problem].join('|');
-        const touched = await sql.run(
-          `UPDATE schema_drift SET last_seen_at = @at, count = count + 1, received = @received
-           WHERE drift_key = @drift_key`,
-          { drift_key: key, at, received: d.received },
-        );
-        if (touched > 0) continue;
-        await sql.run(
-          `INSERT INTO schema_drift (drift_key, request_id, source, member, problem, expected,
-             received, first_seen_at, last_seen_at, count)
-           VALUES (@drift_key, @request_id, @source, @member, @problem, @expected, @received,
-             @at, @at, 1)`,
-          { drift_key: key, request_id: requestId, source, ...d, at },
-        );
-        fresh.push({ ...d, requestId, source });
-        onNew?.({ ...d, requestId, source });
+      if (sql.dialect.engine !== 'postgres') {
+        const fresh: NewDrift[] = [];
+        for (const { requestId, drift } of records)
+          fresh.push(...(await record(requestId, source, drift, at)));
+        return fresh;
       }
+      const folded = new Map<string, { first: NewDrift; received: string | null; count: number }>();
+      for (const { requestId, drift } of records) {
+        for (const d of drift) {
+          const key = driftKey(source, requestId, d);
+          const seen = folded.get(key);
+          if (seen) {
+            seen.count += 1;
+            seen.received = d.received;
+          } else
+            folded.set(key, { first: { ...d, requestId, source }, received: d.received, count: 1 });
+        }
+      }
+      if (folded.size === 0) return [];
+      const rows = [...folded].map(([key, { first, received, count }]) => ({
+        drift_key: key,
+        request_id: first.requestId,
+        source,
+        member: first.member,
+        problem: first.problem,
+        expected: first.expected,
+        received,
+        first_seen_at: at,
+        last_seen_at: at,
+        count,
+      }));
+      const written = await sql.all<{ drift_key: string; is_inserted: boolean | number }>(
+        UPSERT_DRIFT_ROWS,
+        { rows: JSON.stringify(rows) },
+      );
+      const inserted = new Set(written.filter((w) => w.is_inserted).map((w) => w.drift_key));
+      const fresh = [...folded].flatMap(([key, { first }]) => (inserted.has(key) ? [first] : []));
+      for (const drift of fresh) onNew?.(drift);
       return fresh;
     },
   };

@@ -1,0 +1,91 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
+import type { DriftObservation, NewDrift, RecordDrift } from '../../../src/db/store/drift-store.js';
+import { createStore, type Store } from '../../../src/db/store.js';
+import { manualClock } from '../../helpers/simulator.js';
+import { createTestDatabase, execute, queryAll, type TestDatabase } from '../../helpers/engine.js';
+
+/*
+ * drift.recordMany against drift.record one record at a time, on either engine: the same
+ * schema_drift rows (counts, the first request of a shared unknown member, the last type
+ * received, when first and last seen) and the same drifts reported new, whatever the batch
+ * holds, keys repeated within it included.
+ */
+
+const observation = fc.record({
+  member: fc.constantFrom('patient_dob', 'notes', 'mileage', 'level'),
+  problem: fc.constantFrom('missing', 'type', 'unknown'),
+  expected: fc.constantFrom('string', 'date', null),
+  received: fc.constantFrom('number', 'string', 'boolean', null),
+}) as fc.Arbitrary<DriftObservation>;
+
+const batch = fc.array(
+  fc.record({
+    requestId: fc.constantFrom('A1', 'B2', 'C3'),
+    drift: fc.array(observation, { maxLength: 3 }),
+  }) as fc.Arbitrary<RecordDrift>,
+  { maxLength: 6 },
+);
+
+interface Side {
+  database: TestDatabase;
+  db: MirrorDb;
+  store: Store;
+}
+
+const clock = manualClock();
+let oneByOne: Side;
+let inSets: Side;
+
+async function openSide(name: string): Promise<Side> {
+  const database = await createTestDatabase(name);
+  const db = await openDatabase({ location: database.location });
+
+  const store = createStore({ db, clock });
+  return { database, db, store };
+}
+
+beforeAll(async () => {
+  oneByOne = await openSide('one.db');
+  inSets = await openSide('sets.db');
+});
+afterAll(async () => {
+  for (const side of [oneByOne, inSets]) {
+    await side?.db.close();
+    await side?.database.drop();
+  }
+});
+
+const rowsOf = (side: Side) =>
+  queryAll(
+    side.db,
+    `SELECT drift_key, request_id, source, member, problem, expected, received, first_seen_at,
+       last_seen_at, count FROM schema_drift ORDER BY drift_key`,
+  );
+
+describe('schema_drift written for a batch at once', () => {
+  it('ends as recording each record in turn, and reports the same drifts new', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(batch, { minLength: 1, maxLength: 4 }), async (batches) => {
+        for (const side of [oneByOne, inSets]) await execute(side.db, 'DELETE FROM schema_drift');
+        for (const records of batches) {
+          clock.advance(1_000);
+          const at = new Date(clock.now()).toISOString();
+          const one = await oneByOne.store.transaction(async (tx) => {
+            const fresh: NewDrift[] = [];
+            for (const { requestId, drift } of records)
+              fresh.push(...(await tx.drift.record(requestId, 'webhook', drift, at)));
+            return fresh;
+          });
+          const sets = await inSets.store.transaction((tx) =>
+            tx.drift.recordMany(records, 'webhook', at),
+          );
+          expect(sets).toEqual(one);
+        }
+        expect(await rowsOf(inSets)).toEqual(await rowsOf(oneByOne));
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
