@@ -63,3 +63,31 @@ export function planPartialBatch(
   }
   return plan;
 }
+
+/** An account's name to write once for a batch: see foldAccountNames. */
+export interface FoldedAccountName {
+  name: AccountName;
+  /**
+   * Written whatever the stored name: the batch itself changed it (an earlier observation named
+   * it otherwise). Else written only where the stored name differs, as each observation is.
+   */
+  isForced: boolean;
+}
+
+/**
+ * A batch's account names, one per account, leaving the accounts as writing each in turn would:
+ * each write replaces a name that differs (with its time), and keeps one that does not. So an
+ * account ends with its last name, dated by the first observation of the batch's last run of
+ * that name; if an earlier one named it otherwise, that run certainly changed it. One statement
+ * may not update a row twice: accounts named by several events (most are) would otherwise go one
+ * statement each.
+ */
+export function foldAccountNames(names: readonly AccountName[]): FoldedAccountName[] {
+  const folded = new Map<string, FoldedAccountName>();
+  for (const name of names) {
+    const seen = folded.get(name.account_id);
+    if (!seen) folded.set(name.account_id, { name, isForced: false });
+    else if (seen.name.name !== name.name) folded.set(name.account_id, { name, isForced: true });
+  }
+  return [...folded.values()];
+}

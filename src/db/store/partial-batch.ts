@@ -1,6 +1,7 @@
 import { accountKey } from '../../mirror/detail-batch.js';
 import type { PartialRequestWrite, StoredRow, WriteOutcome } from '../../mirror/observations.js';
 import {
+  foldAccountNames,
   planPartialBatch,
   type AccountName,
   type PartialBatchPlan,
@@ -45,11 +46,13 @@ export function createPartialBatch({ sql, written }: { sql: Sql; written: () => 
 
   async function writeAccountNames(names: readonly AccountName[]) {
     if (names.length === 0) return;
-    const isEachAccountOnce = new Set(names.map((n) => n.account_id)).size === names.length;
-    // One statement may not update a row twice: an account named twice goes row by row, in order.
-    if (isPostgres && isEachAccountOnce)
-      await sql.run(PARTIAL.upsertAccountNames, rowsParam(names));
-    else for (const name of names) await sql.run(one.upsertAccountName, name);
+    if (isPostgres) {
+      const folded = foldAccountNames(names);
+      const guarded = folded.filter((f) => !f.isForced).map((f) => f.name);
+      const forced = folded.filter((f) => f.isForced).map((f) => f.name);
+      if (guarded.length > 0) await sql.run(PARTIAL.upsertAccountNames, rowsParam(guarded));
+      if (forced.length > 0) await sql.run(PARTIAL.upsertAccountNamesForced, rowsParam(forced));
+    } else for (const name of names) await sql.run(one.upsertAccountName, name);
     // The poll's cache would otherwise skip rewriting what it believes is already stored.
     for (const name of names) written().forget(accountKey(name));
   }

@@ -93,4 +93,7 @@ export const PARTIAL_SET_SQL = {
   upsertAccountNames: `${insertRows(accounts, ['account_id', 'name', 'updated_at'])}
     ON CONFLICT (account_id) DO UPDATE SET name = excluded.name, updated_at = excluded.updated_at
     WHERE accounts.name IS DISTINCT FROM excluded.name`,
+  // Names the batch itself changed (see foldAccountNames): written whatever is stored.
+  upsertAccountNamesForced: `${insertRows(accounts, ['account_id', 'name', 'updated_at'])}
+    ON CONFLICT (account_id) DO UPDATE SET name = excluded.name, updated_at = excluded.updated_at`,
 };
