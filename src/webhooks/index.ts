@@ -115,12 +115,7 @@ export async function startWebhookReceiver({
     maxBodyBytes: config.webhookMaxBodyBytes,
     verify,
     signatureHeader: config.webhookSignatureHeader,
-    storeEvents: (rows) =>
-      store.transaction(async (tx) => {
-        const isNew: boolean[] = [];
-        for (const row of rows) isNew.push(await tx.events.insert(row));
-        return isNew;
-      }),
+    storeEvents: (rows) => store.transaction((tx) => tx.events.insertMany(rows)),
     now: () => store.now(),
     log: wlog,
     onStored,

@@ -1,6 +1,7 @@
 import {
   PROFILE_COLUMNS,
   requestProfiles,
+  webhookEvents,
   type EnvelopeKind,
   type EventRow,
   type ProfileRow,
@@ -70,6 +71,18 @@ export interface ProfileWrite {
 }
 
 export function createEventStore(sql: Sql) {
+  /**
+   * A delivery's row: unprocessed, or, where its payload holds text the engine cannot store
+   * (NUL, half a surrogate pair), with it spelled out and processed at once with the reason.
+   */
+  const storableRow = (event: EventRow) => {
+    const unstorable = sql.dialect.isAnyJsonStorable
+      ? undefined
+      : unstorableTextIn(event.payload_json);
+    return unstorable
+      ? withUnstorableSpelledOut(event, unstorable)
+      : { ...event, processed_at: null, error: null };
+  };
   // Only events that said something about the request count: data, or "unavailable". A later
   // event with data comes first; else the earliest "unavailable", when the request became so.
   const hasData = sql.dialect.jsonMemberIsObject('payload_json', 'data');
@@ -99,6 +112,16 @@ export function createEventStore(sql: Sql) {
     const row = await sql.get<LaterRow>(laterApplied, { request_id: requestId, event_id: eventId });
     return row && laterEventOf(row);
   };
+  async function insert(event: EventRow): Promise<boolean> {
+    const changes = await sql.run(
+      `INSERT INTO webhook_events (${EVENT_COLUMNS.join(', ')})
+       VALUES (${EVENT_COLUMNS.map((c) => `@${c}`).join(', ')})
+       ON CONFLICT (event_id) DO NOTHING`,
+      storableRow(event),
+    );
+    return changes > 0;
+  }
+
   return {
     /**
      * Stores a delivery; false when its event_id is already stored (a retried delivery). A
@@ -106,22 +129,24 @@ export function createEventStore(sql: Sql) {
      * spelled out and marked processed with the reason: applying it would store text that reads
      * differently, and refusing it would lose it after the service's last retry.
      */
-    async insert(event: EventRow): Promise<boolean> {
-      const unstorable = sql.dialect.isAnyJsonStorable
-        ? undefined
-        : unstorableTextIn(event.payload_json);
-      const row = unstorable
-        ? withUnstorableSpelledOut(event, unstorable)
-        : { ...event, processed_at: null, error: null };
-      const changes = await sql.run(
-        `INSERT INTO webhook_events (event_id, envelope, event_timestamp, service_request_id,
-           request_status, action, event_type, payload_json, received_at, processed_at, error)
-         VALUES (@event_id, @envelope, @event_timestamp, @service_request_id, @request_status,
-           @action, @event_type, @payload_json, @received_at, @processed_at, @error)
-         ON CONFLICT (event_id) DO NOTHING`,
-        row,
-      );
-      return changes > 0;
+    insert,
+    /**
+     * `insert` for the deliveries of one group commit, in their order: which were new. One
+     * statement on PostgreSQL, where each is a round trip; of an event_id twice, the first is new.
+     */
+    async insertMany(events: readonly EventRow[]): Promise<boolean[]> {
+      if (sql.dialect.engine !== 'postgres' || events.length === 1) {
+        const isNew: boolean[] = [];
+        for (const event of events) isNew.push(await insert(event));
+        return isNew;
+      }
+      if (events.length === 0) return [];
+      const rows = events.map(storableRow);
+      const inserted = await sql.all<{ event_id: string }>(INSERT_EVENT_ROWS, {
+        rows: JSON.stringify(rows),
+      });
+      const fresh = new Set(inserted.map((row) => row.event_id));
+      return rows.map((row) => fresh.delete(row.event_id));
     },
     /** Up to `limit` unprocessed events after `after`, in event_id order. */
     pending(after: string, limit: number): Promise<PendingEvent[]> {
@@ -222,6 +247,26 @@ export const NUL_NOT_APPLIED =
 /** Why a delivery holding half a surrogate pair was not applied (webhook_events.error). */
 export const SURROGATE_NOT_APPLIED =
   'not applied: the payload holds half of a UTF-16 surrogate pair (a character cut in two), which PostgreSQL cannot store';
+
+/** webhook_events' columns as a delivery fills them. */
+const EVENT_COLUMNS = [
+  'event_id',
+  'envelope',
+  'event_timestamp',
+  'service_request_id',
+  'request_status',
+  'action',
+  'event_type',
+  'payload_json',
+  'received_at',
+  'processed_at',
+  'error',
+] as const;
+
+/** insertMany's statement (PostgreSQL): the ids it inserted come back. */
+const INSERT_EVENT_ROWS = `${insertRows(webhookEvents, EVENT_COLUMNS)}
+  ON CONFLICT (event_id) DO NOTHING
+  RETURNING event_id`;
 
 /**
  * The row with what PostgreSQL cannot store spelled out (NUL as \\u0000 in every column, half a

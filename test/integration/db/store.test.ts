@@ -8,6 +8,7 @@ import {
 } from '../../../src/db/open.js';
 import { createStore, type Store } from '../../../src/db/store.js';
 import { normalizeDetail } from '../../../src/sync/normalize.js';
+import { toEventRow } from '../../../src/webhooks/envelope.js';
 import {
   createTestDatabase,
   execute,
@@ -441,6 +442,50 @@ describe('writing requests', () => {
     expect(found.get('K3J9QX2A')!.unavailable_at).toBe('2026-11-21T10:00:00.000Z');
     expect(await store.read((tx) => tx.requests.summaries([]))).toEqual(new Map());
     expect(await store.read((tx) => tx.requests.summaries(['NOTSTORED']))).toEqual(new Map());
+  });
+
+  it('stores a group of deliveries in one go, telling which were new as storing each in turn would', async () => {
+    const delivery = (eventId: string, payload: Record<string, unknown> = {}) => {
+      const body = Buffer.from(JSON.stringify({ event_id: eventId, ...payload }));
+      return toEventRow(
+        JSON.parse(body.toString()) as Record<string, unknown>,
+        body,
+        '2026-11-21T09:00:00.000Z',
+      );
+    };
+    expect(await store.transaction((tx) => tx.events.insertMany([delivery('evt_1')]))).toEqual([
+      true,
+    ]);
+    // Stored already, new, repeated within the group, one holding a NUL, one half a pair.
+    const group = [
+      delivery('evt_1'),
+      delivery('evt_2'),
+      delivery('evt_2'),
+      delivery('evt_3', { note: 'a\u0000b' }),
+      delivery('evt_4', { note: 'Smith \ud83d' }),
+      delivery('evt_5'),
+    ];
+    expect(await store.transaction((tx) => tx.events.insertMany(group))).toEqual([
+      false,
+      true,
+      false,
+      true,
+      true,
+      true,
+    ]);
+    expect(await store.transaction((tx) => tx.events.insertMany([]))).toEqual([]);
+    const rows = await queryAll<{ event_id: string; is_done: number; error: string | null }>(
+      db,
+      'SELECT event_id, processed_at IS NOT NULL AS is_done, error FROM webhook_events ORDER BY event_id',
+    );
+    const keptApart = testEngine() === 'postgres';
+    expect(rows.map((row) => [row.event_id, Boolean(row.is_done), row.error !== null])).toEqual([
+      ['evt_1', false, false],
+      ['evt_2', false, false],
+      ['evt_3', keptApart, keptApart],
+      ['evt_4', keptApart, keptApart],
+      ['evt_5', false, false],
+    ]);
   });
 
   it('marks any number of outbox rows at once, only pending ones, only in its table', async () => {

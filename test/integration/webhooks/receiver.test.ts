@@ -444,12 +444,7 @@ describe('the webhook receiver', () => {
       maxBodyBytes: 1_048_576,
       verify: createVerifier(loadPublicKey(hook.keyFile)),
       signatureHeader: 'X-VectorCare-Signature',
-      storeEvents: (rows) =>
-        hook.store.transaction(async (tx) => {
-          const isNew: boolean[] = [];
-          for (const event of rows) isNew.push(await tx.events.insert(event));
-          return isNew;
-        }),
+      storeEvents: (rows) => hook.store.transaction((tx) => tx.events.insertMany(rows)),
       now: () => hook.store.now(),
       log: silentLogger(),
       onStored: () => undefined,
