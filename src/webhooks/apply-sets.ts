@@ -43,10 +43,14 @@ export async function applyInSets(
   );
   // Events with drift come often (the service's records drift): were they applied alone, each
   // would cut the run and cost a savepoint and some twenty statements.
+  const at = tx.now();
   await tx.drift.recordMany(
-    writes.map(({ decision }) => ({ requestId: decision.base.requestId, drift: decision.drift })),
-    'webhook',
-    tx.now(),
+    writes.map(({ decision }) => ({
+      requestId: decision.base.requestId,
+      source: 'webhook',
+      drift: decision.drift,
+      at,
+    })),
   );
   const outcomes = await tx.requests.writePartialMany(writes.map((w) => w.decision.write));
   // Members only webhooks carry: no poll can be newer, so only a later event can overwrite them.

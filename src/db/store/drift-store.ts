@@ -20,10 +20,22 @@ export interface NewDrift extends DriftObservation {
  * The schema_drift table. A missing or retyped member is kept per request; an unknown member per
  * member alone, since a member the service added appears on every record from then on.
  */
-/** One record's drift, for recordMany. */
+/** One record's drift, for recordMany: as `record`'s arguments. */
 export interface RecordDrift {
   requestId: string;
+  source: string;
   drift: readonly DriftObservation[];
+  at: string;
+}
+
+/** A key's observations in a batch, folded (see recordMany). */
+interface FoldedDrift {
+  first: NewDrift;
+  firstAt: string;
+  /** The type the last observation received. */
+  received: string | null;
+  lastAt: string;
+  count: number;
 }
 
 /** schema_drift's key: an unknown member is kept per member alone, the others per request. */
@@ -91,44 +103,41 @@ export function createDriftStore(sql: Sql, { onNew }: { onNew?: (drift: NewDrift
     /**
      * `record` for several records, in their order, with the same outcome. On PostgreSQL one
      * statement: the batch's observations folded per key first (a key's first observation is
-     * the row inserted, its last one the type received, and the count goes up by how many), as
-     * a statement may not update one row twice. A webhook batch of 100 events wrote some 110
-     * drift statements, one round trip each.
+     * the row inserted and its first time; its last one the type received and the last time;
+     * the count goes up by how many), as a statement may not update one row twice. A webhook
+     * batch of 100 events wrote some 110 drift statements, one round trip each.
      */
-    async recordMany(
-      records: readonly RecordDrift[],
-      source: string,
-      at: string,
-    ): Promise<NewDrift[]> {
+    async recordMany(records: readonly RecordDrift[]): Promise<NewDrift[]> {
       if (sql.dialect.engine !== 'postgres') {
         const fresh: NewDrift[] = [];
-        for (const { requestId, drift } of records)
+        for (const { requestId, source, drift, at } of records)
           fresh.push(...(await record(requestId, source, drift, at)));
         return fresh;
       }
-      const folded = new Map<string, { first: NewDrift; received: string | null; count: number }>();
-      for (const { requestId, drift } of records) {
+      const folded = new Map<string, FoldedDrift>();
+      for (const { requestId, source, drift, at } of records) {
         for (const d of drift) {
           const key = driftKey(source, requestId, d);
           const seen = folded.get(key);
-          if (seen) {
-            seen.count += 1;
-            seen.received = d.received;
-          } else
-            folded.set(key, { first: { ...d, requestId, source }, received: d.received, count: 1 });
+          if (seen)
+            Object.assign(seen, { count: seen.count + 1, received: d.received, lastAt: at });
+          else {
+            const first = { ...d, requestId, source };
+            folded.set(key, { first, firstAt: at, received: d.received, lastAt: at, count: 1 });
+          }
         }
       }
       if (folded.size === 0) return [];
-      const rows = [...folded].map(([key, { first, received, count }]) => ({
+      const rows = [...folded].map(([key, { first, firstAt, received, lastAt, count }]) => ({
         drift_key: key,
         request_id: first.requestId,
-        source,
+        source: first.source,
         member: first.member,
         problem: first.problem,
         expected: first.expected,
         received,
-        first_seen_at: at,
-        last_seen_at: at,
+        first_seen_at: firstAt,
+        last_seen_at: lastAt,
         count,
       }));
       const written = await sql.all<{ drift_key: string; is_inserted: boolean | number }>(

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../../src/clock.js';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
 import type { DriftObservation, NewDrift, RecordDrift } from '../../../src/db/store/drift-store.js';
 import { createStore, type Store } from '../../../src/db/store.js';
-import { manualClock } from '../../helpers/simulator.js';
 import { createTestDatabase, execute, queryAll, type TestDatabase } from '../../helpers/engine.js';
 
 /*
@@ -23,10 +23,15 @@ const observation = fc.record({
 const batch = fc.array(
   fc.record({
     requestId: fc.constantFrom('A1', 'B2', 'C3'),
+    source: fc.constantFrom('poll', 'webhook'),
     drift: fc.array(observation, { maxLength: 3 }),
-  }) as fc.Arbitrary<RecordDrift>,
+    // Each record's own time, in any order (the poll's records carry when each was read).
+    at: fc
+      .integer({ min: 0, max: 59 })
+      .map((s) => `2026-11-26T10:00:${String(s).padStart(2, '0')}.000Z`),
+  }),
   { maxLength: 6 },
-);
+) as fc.Arbitrary<RecordDrift[]>;
 
 interface Side {
   database: TestDatabase;
@@ -34,7 +39,6 @@ interface Side {
   store: Store;
 }
 
-const clock = manualClock();
 let oneByOne: Side;
 let inSets: Side;
 
@@ -42,7 +46,7 @@ async function openSide(name: string): Promise<Side> {
   const database = await createTestDatabase(name);
   const db = await openDatabase({ location: database.location });
 
-  const store = createStore({ db, clock });
+  const store = createStore({ db, clock: systemClock });
   return { database, db, store };
 }
 
@@ -70,17 +74,13 @@ describe('schema_drift written for a batch at once', () => {
       fc.asyncProperty(fc.array(batch, { minLength: 1, maxLength: 4 }), async (batches) => {
         for (const side of [oneByOne, inSets]) await execute(side.db, 'DELETE FROM schema_drift');
         for (const records of batches) {
-          clock.advance(1_000);
-          const at = new Date(clock.now()).toISOString();
           const one = await oneByOne.store.transaction(async (tx) => {
             const fresh: NewDrift[] = [];
-            for (const { requestId, drift } of records)
-              fresh.push(...(await tx.drift.record(requestId, 'webhook', drift, at)));
+            for (const { requestId, source, drift, at } of records)
+              fresh.push(...(await tx.drift.record(requestId, source, drift, at)));
             return fresh;
           });
-          const sets = await inSets.store.transaction((tx) =>
-            tx.drift.recordMany(records, 'webhook', at),
-          );
+          const sets = await inSets.store.transaction((tx) => tx.drift.recordMany(records));
           expect(sets).toEqual(one);
         }
         expect(await rowsOf(inSets)).toEqual(await rowsOf(oneByOne));
