@@ -64,10 +64,7 @@ function isRealCanonical(value: string): boolean {
   const month = field(5, 7);
   const day = field(8, 10);
   return (
-    month >= 1 &&
-    month <= 12 &&
-    day >= 1 &&
-    day <= daysInMonth(year, month) &&
+    isRealDate(year, month, day) &&
     field(11, 13) <= 23 &&
     field(14, 16) <= 59 &&
     field(17, 19) <= 59
@@ -81,6 +78,5 @@ function daysInMonth(y: number, mo: number): number {
 }
 
 function isRealDate(y: number, mo: number, d: number): boolean {
-  if (mo < 1 || mo > 12 || d < 1) return false;
-  return d <= new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  return mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth(y, mo);
 }

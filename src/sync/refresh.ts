@@ -2,6 +2,7 @@ import type { Drift } from '../api/contract.js';
 import { isTransportError } from '../errors.js';
 import { isoFromMs } from '../time.js';
 import type { WriteOutcome, WriteSource } from '../mirror/observations.js';
+import type { RecordDrift } from '../db/store/drift-store.js';
 import type { RunCounts } from '../db/store/run-store.js';
 import { unstorableTextIn, type UnstorableText } from '../db/sql.js';
 import type { Store, StoreTx } from '../db/store.js';
@@ -130,14 +131,14 @@ export async function writeRecords(
   const idOf = (index: number) => records[index]!.record.request_id;
   await tx.quarantine.clearMany([...new Set(stored.map(idOf))]);
   // In one statement on PostgreSQL (see drift.recordMany): the service's records drift often.
-  await tx.drift.recordMany(
-    stored.flatMap((index) => {
-      const { drift, source, observedAt } = records[index]!;
-      if (!drift || drift.length === 0) return [];
-      drifted[index] = drift.length;
-      return [{ requestId: idOf(index), source, drift, at: observedAt }];
-    }),
-  );
+  const drifts: RecordDrift[] = [];
+  for (const index of stored) {
+    const { drift, source, observedAt } = records[index]!;
+    if (!drift || drift.length === 0) continue;
+    drifts.push({ requestId: idOf(index), source, drift, at: observedAt });
+    drifted[index] = drift.length;
+  }
+  await tx.drift.recordMany(drifts);
   // After the clears: one by one, a copy kept apart before a later stored record of its request
   // would have been cleared by it.
   for (const [index, unstorable] of keptApart) {

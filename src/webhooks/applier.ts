@@ -103,10 +103,10 @@ export function createApplier(deps: {
   /**
    * Applies events in one transaction. Each is prepared and decided first (prepare-event.ts),
    * against the later events already applied, read in one statement. A run of decisions that
-   * touch distinct requests is then written as sets, with the processed marks, in one savepoint.
-   * An event whose request has another event in the batch, or whose decision is a rare one
-   * (drift, an unavailable mark, an error), goes alone, in a savepoint with its mark, in its
-   * place in the order. An event that fails leaves the others applied, and is tried again on its
+   * touch distinct requests is then written as sets, with their drift and the processed marks, in
+   * one savepoint (see isSettable). An event whose request has another event in the batch, or
+   * whose decision is a rare one (an unavailable mark, a later mark to keep, an error), goes
+   * alone, in a savepoint with its mark, in its place in the order. An event that fails leaves the others applied, and is tried again on its
    * own later; when the engine refuses a run, its events go one at a time, so that only the one
    * at fault fails. Events that lost to a concurrent writer (PostgreSQL) go again at once, on
    * one budget (conflicts.ts).

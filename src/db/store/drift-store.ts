@@ -16,10 +16,6 @@ export interface NewDrift extends DriftObservation {
   source: string;
 }
 
-/**
- * The schema_drift table. A missing or retyped member is kept per request; an unknown member per
- * member alone, since a member the service added appears on every record from then on.
- */
 /** One record's drift, for recordMany: as `record`'s arguments. */
 export interface RecordDrift {
   requestId: string;
@@ -119,9 +115,11 @@ export function createDriftStore(sql: Sql, { onNew }: { onNew?: (drift: NewDrift
         for (const d of drift) {
           const key = driftKey(source, requestId, d);
           const seen = folded.get(key);
-          if (seen)
-            Object.assign(seen, { count: seen.count + 1, received: d.received, lastAt: at });
-          else {
+          if (seen) {
+            seen.count += 1;
+            seen.received = d.received;
+            seen.lastAt = at;
+          } else {
             const first = { ...d, requestId, source };
             folded.set(key, { first, firstAt: at, received: d.received, lastAt: at, count: 1 });
           }
