@@ -52,6 +52,14 @@ export default defineConfig({
     // Databases and loopback servers are per test file. Four workers on the 2-core machines: the
     // end-to-end files spend much of their time waiting on the processes they start.
     pool: 'forks',
+    // A worker runs its files one after another in one module graph, instead of a fresh process
+    // per file: loading src and its libraries again for each of some 180 files was a third of the
+    // suite's CPU. A file restores what it changes in the process: nock (test/helpers/api.ts
+    // useNock), fake timers, signal handlers, listeners.
+    isolate: false,
+    restoreMocks: true,
+    unstubEnvs: true,
+    unstubGlobals: true,
     setupFiles: ['test/setup/sqlite-pin.ts'],
     maxWorkers: 4,
     sequence: { sequencer: LongestFirst },

@@ -1,4 +1,5 @@
 import nock from 'nock';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { TransportError } from '../../src/errors.js';
 import { Writable } from 'node:stream';
 import type { Clock } from '../../src/clock.js';
@@ -137,8 +138,22 @@ export function captureLogger(): { log: Logger; lines: string[] } {
   return { log: createLogger({ level: 'trace', destination }), lines };
 }
 
-/** Resets nock between tests. */
-export function resetNock(): void {
+/**
+ * nock for this test file: on for its tests, the network refused during each, and off after the
+ * file. Test files share their worker's modules (vitest.config.ts): nock left on would sit in
+ * front of the next file's fetch.
+ */
+export function useNock(): void {
+  beforeAll(() => {
+    if (!nock.isActive()) nock.activate();
+  });
+  beforeEach(() => nock.disableNetConnect());
+  afterEach(() => resetNock());
+  afterAll(() => nock.restore());
+}
+
+/** Forgets every interceptor and lets the network through again. */
+function resetNock(): void {
   nock.cleanAll();
   nock.enableNetConnect();
 }

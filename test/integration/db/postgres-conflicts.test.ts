@@ -47,22 +47,31 @@ describe('two transactions that deadlock', () => {
     const touch = 'UPDATE requests SET read_at = @at WHERE request_id = @id';
     const firstHolds = signal();
     const secondHolds = signal();
+    const firstDone = signal();
+    const secondDone = signal();
     const runs = { first: 0, second: 0 };
-    // Each locks one row, then waits for the other to lock the other row, then asks for it.
+    // Each locks one row, then waits for the other to lock the other row, then asks for it. Run
+    // again, the side PostgreSQL failed waits for the other to finish: the store's pause before a
+    // retry is a few random milliseconds, and a retry that took its first row before the other
+    // side woke would deadlock a second time.
     const first = store.transaction(async (tx) => {
       runs.first += 1;
+      if (runs.first > 1) await secondDone.promise;
       await tx.sql.run(touch, { id: 'AAAA0001', at: '2026-11-21T10:00:00.000Z' });
       firstHolds.resolve();
       await secondHolds.promise;
       await tx.sql.run(touch, { id: 'BBBB0002', at: '2026-11-21T10:00:00.000Z' });
     });
+    void first.then(firstDone.resolve, firstDone.resolve);
     const second = store.transaction(async (tx) => {
       runs.second += 1;
+      if (runs.second > 1) await firstDone.promise;
       await firstHolds.promise;
       await tx.sql.run(touch, { id: 'BBBB0002', at: '2026-11-21T11:00:00.000Z' });
       secondHolds.resolve();
       await tx.sql.run(touch, { id: 'AAAA0001', at: '2026-11-21T11:00:00.000Z' });
     });
+    void second.then(secondDone.resolve, secondDone.resolve);
     await Promise.all([first, second]);
     // PostgreSQL failed one of them (deadlock detected) and the store ran it once more.
     expect(runs.first + runs.second).toBe(3);

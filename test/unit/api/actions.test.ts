@@ -1,6 +1,6 @@
 import nock from 'nock';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { hub, makeClient, mockToken, resetNock, TOKEN_2, caught } from '../../helpers/api.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { hub, makeClient, mockToken, useNock, TOKEN_2, caught } from '../../helpers/api.js';
 
 const ACCEPT = '/api/openapi/v2.0/requests/K3J9QX2A/accept/';
 const LOCATIONS = '/api/openapi/v2.0/requests/K3J9QX2A/locations/';
@@ -12,8 +12,7 @@ const sample = (i: number) => ({
   timestamp: 1769605200 + i,
 });
 
-beforeEach(() => nock.disableNetConnect());
-afterEach(() => resetNock());
+useNock();
 
 describe('non-idempotent actions are retried only when certainly not processed', () => {
   beforeEach(() => mockToken());

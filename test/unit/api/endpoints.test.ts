@@ -1,5 +1,5 @@
 import nock from 'nock';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import {
   base,
   detailRecord,
@@ -7,7 +7,7 @@ import {
   listItem,
   makeClient,
   mockToken,
-  resetNock,
+  useNock,
   TOKEN,
   caught,
 } from '../../helpers/api.js';
@@ -30,11 +30,8 @@ function record(seen: Seen[], status: number, reply: unknown) {
 const FROM = Date.UTC(2026, 0, 28, 0, 0, 0) + 500; // 1769558400.5 s
 const TO = Date.UTC(2026, 0, 29, 0, 0, 0) + 200; //   1769644800.2 s
 
-beforeEach(() => {
-  nock.disableNetConnect();
-  mockToken();
-});
-afterEach(() => resetNock());
+useNock();
+beforeEach(() => mockToken());
 
 describe('read endpoints', () => {
   it('listRequests: GET {base}/openapi/v1.0/requests/ with epoch-second window (floor, ceil)', async () => {

@@ -1,5 +1,5 @@
 import nock from 'nock';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { CallEvent, RetryEvent } from '../../../src/api/index.js';
 import {
   base,
@@ -7,7 +7,7 @@ import {
   detailRecord,
   makeClient,
   mockToken,
-  resetNock,
+  useNock,
   START_MS,
   caught,
 } from '../../helpers/api.js';
@@ -15,11 +15,8 @@ import {
 const DETAIL = '/svc/openapi/v1.0/requests/K3J9QX2A/';
 const LIST = '/svc/openapi/v1.0/requests/';
 
-beforeEach(() => {
-  nock.disableNetConnect();
-  mockToken();
-});
-afterEach(() => resetNock());
+useNock();
+beforeEach(() => mockToken());
 
 describe('retries of reads', () => {
   it.each([429, 500, 502, 503, 504])('retries %i, then succeeds', async (status) => {

@@ -1,5 +1,5 @@
 import nock from 'nock';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   AUTH,
   base,
@@ -9,13 +9,12 @@ import {
   hub,
   listItem,
   makeClient,
-  resetNock,
+  useNock,
   TOKEN,
   TOKEN_2,
 } from '../../helpers/api.js';
 
-beforeEach(() => nock.disableNetConnect());
-afterEach(() => resetNock());
+useNock();
 
 describe('log output', () => {
   it('never carries the client secret or a token, and no patient data', async () => {

@@ -1,5 +1,4 @@
-import nock from 'nock';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   parseRecord,
   parseRecords,
@@ -10,17 +9,9 @@ import {
   webhookV2EnvelopeSchema,
   webhookV2EventSchema,
 } from '../../../src/api/index.js';
-import {
-  base,
-  detailRecord,
-  listItem,
-  makeClient,
-  mockToken,
-  resetNock,
-} from '../../helpers/api.js';
+import { base, detailRecord, listItem, makeClient, mockToken, useNock } from '../../helpers/api.js';
 
-beforeEach(() => nock.disableNetConnect());
-afterEach(() => resetNock());
+useNock();
 
 describe('per-record validation of lists', () => {
   it('rejects a malformed element, keeps the others and their unknown members', async () => {

@@ -1,5 +1,5 @@
 import nock from 'nock';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHttp } from '../../../src/api/http.js';
 import { createTokenManager } from '../../../src/api/token.js';
 import { isTransportError } from '../../../src/errors.js';
@@ -13,7 +13,7 @@ import {
   detailRecord,
   makeClient,
   mockToken,
-  resetNock,
+  useNock,
   TOKEN,
   TOKEN_2,
   caught,
@@ -41,8 +41,7 @@ function makeTokens(retry = { maxAttempts: 3 }) {
   return { clock, tokens };
 }
 
-beforeEach(() => nock.disableNetConnect());
-afterEach(() => resetNock());
+useNock();
 
 describe('token request', () => {
   it('POSTs the form-encoded client credentials to {auth_url}/v2.0/oauth2/token/', async () => {
