@@ -4,7 +4,7 @@ import { openDatabase, type MirrorDb } from '../../src/db/open.js';
 import { createStore, type Store } from '../../src/db/store.js';
 import { toEventRow } from '../../src/webhooks/envelope.js';
 import type { FetchQueue } from '../../src/webhooks/fetch-queue.js';
-import { createTestDatabase, execute, type TestDatabase } from './engine.js';
+import { createMigratedTestDatabase, execute, type TestDatabase } from './engine.js';
 
 /** For appliers that must never fetch: the events under test all carry their data. */
 export const noFetches: FetchQueue = {
@@ -35,7 +35,7 @@ export function applierFixture(name: string) {
   let db: MirrorDb;
   let store: Store;
   beforeAll(async () => {
-    database = await createTestDatabase(name);
+    database = await createMigratedTestDatabase(name);
     db = await openDatabase({ location: database.location });
     store = createStore({ db, clock: systemClock });
   });

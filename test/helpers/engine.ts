@@ -24,13 +24,28 @@ export interface TestDatabase {
  * A fresh, empty database on the project's engine: a file in a temporary directory, or a new
  * database on the test server (created here, dropped by `drop`, whoever is still connected).
  */
-export async function createTestDatabase(name = 'mirror.db'): Promise<TestDatabase> {
+export function createTestDatabase(name = 'mirror.db'): Promise<TestDatabase> {
+  return createDatabase(name, false);
+}
+
+/**
+ * A fresh database holding the schema already, as opening it would leave it, for tests that open
+ * it at once. On PostgreSQL a copy of the run's migrated template (test/setup/postgres-server.ts),
+ * a fifth of the server's work of migrating; a SQLite file migrates when first opened, in
+ * milliseconds.
+ */
+export function createMigratedTestDatabase(name = 'mirror.db'): Promise<TestDatabase> {
+  return createDatabase(name, true);
+}
+
+async function createDatabase(name: string, isMigrated: boolean): Promise<TestDatabase> {
   if (testEngine() === 'sqlite') {
     return { location: join(tempDir(), name), drop: async () => undefined };
   }
   const admin = new URL(inject('postgresUrl'));
   const database = `ts_${process.pid}_${randomBytes(5).toString('hex')}`;
-  await adminQuery(admin.toString(), `CREATE DATABASE ${database}`);
+  const template = isMigrated ? ` TEMPLATE ${inject('postgresTemplate')}` : '';
+  await adminQuery(admin.toString(), `CREATE DATABASE ${database}${template}`);
   const url = new URL(admin.toString());
   url.pathname = `/${database}`;
   return {

@@ -14,7 +14,7 @@ import {
 import { createCallTally, type CallTally } from '../../src/sync/call-tally.js';
 import { runPollCycle, type PollDeps } from '../../src/sync/poll.js';
 import { manualClock, type ManualClock } from './simulator.js';
-import { createTestDatabase } from './engine.js';
+import { createMigratedTestDatabase } from './engine.js';
 
 /**
  * The simulator on loopback, a real database of the project's engine (a SQLite file, or a fresh
@@ -69,7 +69,7 @@ export async function startMirror(
   });
   const { url: simulatorUrl } = await sim.listen(0, '127.0.0.1');
   const url = serviceUrl ? await serviceUrl(simulatorUrl) : simulatorUrl;
-  const fresh = givenPath === undefined ? await createTestDatabase() : undefined;
+  const fresh = givenPath === undefined ? await createMigratedTestDatabase() : undefined;
   const dbPath = givenPath ?? fresh!.location;
   const db = await openDatabase({ location: dbPath });
   const store = createStore({ db, clock });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { openDatabase } from '../../src/db/open.js';
 import { loadEmbeddedPostgres, type EmbeddedPostgresClass } from './embedded-postgres.js';
 
 /*
@@ -11,13 +12,16 @@ import { loadEmbeddedPostgres, type EmbeddedPostgresClass } from './embedded-pos
  * when set (CI and this project's machines: a server on 127.0.0.1:5432, trust authentication),
  * else a throwaway server from the embedded-postgres package, started in a temporary directory
  * for this run and removed after it. Neither: the run fails here, saying why; nothing is skipped.
- * Each test makes databases of its own on it (test/helpers/engine.ts).
+ * Each test makes databases of its own on it (test/helpers/engine.ts), most of them copies of one
+ * this run migrates once: the schema's migrations cost PostgreSQL more than the copy.
  */
 
 declare module 'vitest' {
   export interface ProvidedContext {
     engine: 'sqlite' | 'postgres';
     postgresUrl: string;
+    /** A database holding the migrated, empty schema, for CREATE DATABASE ... TEMPLATE. */
+    postgresTemplate: string;
   }
 }
 
@@ -25,18 +29,53 @@ export default async function setup(project: TestProject) {
   const given = process.env.TRANSPORT_TEST_DATABASE_URL?.trim();
   if (given) {
     await check(given, 'TRANSPORT_TEST_DATABASE_URL');
-    project.provide('engine', 'postgres');
-    project.provide('postgresUrl', given);
-    return undefined;
+    return provideServer(project, given);
   }
-  return startEmbedded(project);
+  const embedded = await startEmbedded();
+  const dropTemplate = await provideServer(project, embedded.url).catch(async (error: unknown) => {
+    await embedded.stop();
+    throw error;
+  });
+  return async () => {
+    await dropTemplate();
+    await embedded.stop();
+  };
+}
+
+/**
+ * Tells the tests where the server is, after making this run's template: a database migrated
+ * once, which tests copy (test/helpers/engine.ts). Resolves to what drops it.
+ */
+async function provideServer(project: TestProject, url: string): Promise<() => Promise<void>> {
+  const template = `ts_template_${process.pid}`;
+  const templateUrl = new URL(url);
+  templateUrl.pathname = `/${template}`;
+  await adminQuery(url, `DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
+  await adminQuery(url, `CREATE DATABASE ${template}`);
+  const db = await openDatabase({ location: templateUrl.toString() });
+  await db.close();
+  project.provide('engine', 'postgres');
+  project.provide('postgresUrl', url);
+  project.provide('postgresTemplate', template);
+  return () => adminQuery(url, `DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
+}
+
+async function adminQuery(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
 }
 
 /** Where to point the tests instead, in every failure that asks for a server. */
 const ASK_FOR_SERVER =
   'set TRANSPORT_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test (a server of yours, trust authentication on loopback)';
 
-async function startEmbedded(project: TestProject) {
+/** A throwaway server in a temporary directory: its URL, and what stops it and removes it. */
+async function startEmbedded(): Promise<{ url: string; stop: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'transport-sync-pg-'));
   // As root, PostgreSQL runs as a user of its own, which must reach the binaries placed in here
   // and the data directory the package makes in here and hands to that user.
@@ -44,6 +83,7 @@ async function startEmbedded(project: TestProject) {
   if (isRoot) chmodSync(dir, 0o755);
   const logTail: string[] = [];
   let running: InstanceType<EmbeddedPostgresClass> | undefined;
+  let url: string;
   try {
     const EmbeddedPostgres = await loadEmbeddedPostgres({ dir });
     const port = await freePort();
@@ -65,10 +105,8 @@ async function startEmbedded(project: TestProject) {
     await server.initialise();
     await server.start();
     running = server;
-    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    url = `postgres://postgres@127.0.0.1:${port}/postgres`;
     await check(url, 'the embedded server');
-    project.provide('engine', 'postgres');
-    project.provide('postgresUrl', url);
   } catch (error) {
     // Only a started server is stopped: the package's stop waits for an exit, which a server
     // that never started has already made.
@@ -83,9 +121,12 @@ async function startEmbedded(project: TestProject) {
     );
   }
   const server = running;
-  return async () => {
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
+  return {
+    url,
+    stop: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 

@@ -5,7 +5,7 @@ import { createStore, type Store } from '../../../src/db/store.js';
 import { readIntakeGaps } from '../../../src/db/store/intake-gap-store.js';
 import { isoFromMs } from '../../../src/time.js';
 import { captureLogger } from '../../helpers/api.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/engine.js';
+import { createMigratedTestDatabase, type TestDatabase } from '../../helpers/engine.js';
 import { manualClock, type ManualClock } from '../../helpers/simulator.js';
 
 /*
@@ -25,7 +25,7 @@ let clock: ManualClock;
 
 beforeEach(async () => {
   vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
-  database = await createTestDatabase();
+  database = await createMigratedTestDatabase();
   db = await openDatabase({ location: database.location });
   clock = manualClock();
   store = createStore({ db, clock });

@@ -4,11 +4,11 @@ import { createStore } from '../../../src/db/store.js';
 import { acquireOwnerLease, LEASE_EXPIRY_MS } from '../../../src/daemon/owner-lease.js';
 import { isTransportError } from '../../../src/errors.js';
 import { manualClock } from '../../helpers/simulator.js';
-import { createTestDatabase } from '../../helpers/engine.js';
+import { createMigratedTestDatabase } from '../../helpers/engine.js';
 
 describe('the daemon owner lease', () => {
   it('refuses a second owner while the first is alive, and hands over when it lapses or is released', async () => {
-    const database = await createTestDatabase('lease.db');
+    const database = await createMigratedTestDatabase('lease.db');
     onTestFinished(() => database.drop());
     const a = await openDatabase({ location: database.location });
     const b = await openDatabase({ location: database.location });

@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/engine.js';
+import { createMigratedTestDatabase, type TestDatabase } from '../../helpers/engine.js';
 
 /*
  * The SQL the docs give reporting tools and the programs that queue provider actions runs as
@@ -30,7 +30,7 @@ const examples = files.flatMap((file) => statements(file).map((sql) => ({ file, 
 let database: TestDatabase;
 let db: MirrorDb;
 beforeAll(async () => {
-  database = await createTestDatabase();
+  database = await createMigratedTestDatabase();
   db = await openDatabase({ location: database.location });
 });
 afterAll(async () => {

@@ -4,7 +4,12 @@ import { systemClock } from '../../../src/clock.js';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
 import type { DriftObservation, NewDrift, RecordDrift } from '../../../src/db/store/drift-store.js';
 import { createStore, type Store } from '../../../src/db/store.js';
-import { createTestDatabase, execute, queryAll, type TestDatabase } from '../../helpers/engine.js';
+import {
+  createMigratedTestDatabase,
+  execute,
+  queryAll,
+  type TestDatabase,
+} from '../../helpers/engine.js';
 
 /*
  * drift.recordMany against drift.record one record at a time, on either engine: the same
@@ -43,7 +48,7 @@ let oneByOne: Side;
 let inSets: Side;
 
 async function openSide(name: string): Promise<Side> {
-  const database = await createTestDatabase(name);
+  const database = await createMigratedTestDatabase(name);
   const db = await openDatabase({ location: database.location });
 
   const store = createStore({ db, clock: systemClock });

@@ -3,7 +3,7 @@ import { systemClock } from '../../../src/clock.js';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
 import { createStore, type Store } from '../../../src/db/store.js';
 import { normalizeDetail } from '../../../src/sync/normalize.js';
-import { createTestDatabase, queryAll, type TestDatabase } from '../../helpers/engine.js';
+import { createMigratedTestDatabase, queryAll, type TestDatabase } from '../../helpers/engine.js';
 import { detailRecord, listFields } from '../../helpers/records.js';
 
 /*
@@ -16,7 +16,7 @@ let db: MirrorDb;
 let store: Store;
 
 beforeEach(async () => {
-  database = await createTestDatabase();
+  database = await createMigratedTestDatabase();
   db = await openDatabase({ location: database.location });
   store = createStore({ db, clock: systemClock });
   for (const id of ['AAAA0001', 'BBBB0002']) {

@@ -8,7 +8,7 @@ import { createStore, type Store } from '../../../src/db/store.js';
 import { REQUEST_SET_SQL } from '../../../src/db/store/request-batch-sql.js';
 import { requestSql } from '../../../src/db/store/request-sql.js';
 import {
-  createTestDatabase,
+  createMigratedTestDatabase,
   execute,
   queryAll,
   testEngine,
@@ -51,7 +51,7 @@ function recording(sql: Sql, into: string[]): Sql {
 }
 
 async function openMirror(name: string): Promise<Mirror> {
-  const database = await createTestDatabase(name);
+  const database = await createMigratedTestDatabase(name);
   const db = await openDatabase({ location: database.location });
   return { database, db, statements: [] };
 }

@@ -10,7 +10,7 @@ import { createStore, type Store } from '../../../src/db/store.js';
 import { normalizeDetail } from '../../../src/sync/normalize.js';
 import { toEventRow } from '../../../src/webhooks/envelope.js';
 import {
-  createTestDatabase,
+  createMigratedTestDatabase,
   execute,
   queryAll,
   queryOne,
@@ -33,7 +33,7 @@ let db: MirrorDb;
 let store: Store;
 
 beforeEach(async () => {
-  database = await createTestDatabase();
+  database = await createMigratedTestDatabase();
   db = await openDatabase({ location: database.location });
   store = createStore({ db, clock: systemClock });
 });
@@ -89,7 +89,7 @@ describe('the mirror database', () => {
     await expect(
       openDatabase({ location: database.location, shouldMigrate: false, isReadOnly: true }),
     ).rejects.toThrow(/newer/);
-    const other = await createTestDatabase('other.db');
+    const other = await createMigratedTestDatabase('other.db');
     await database.drop();
     database = other;
     db = await openDatabase({ location: other.location });

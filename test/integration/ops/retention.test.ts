@@ -2,14 +2,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
 import type { Sql } from '../../../src/db/sql.js';
 import { pruneHistory } from '../../../src/ops/retention.js';
-import { createTestDatabase, queryAll, type TestDatabase } from '../../helpers/engine.js';
+import { createMigratedTestDatabase, queryAll, type TestDatabase } from '../../helpers/engine.js';
 
 /* History pruning, on either engine (backup-retention.test.ts keeps the SQLite backups). */
 
 let database: TestDatabase;
 let db: MirrorDb;
 beforeEach(async () => {
-  database = await createTestDatabase();
+  database = await createMigratedTestDatabase();
   db = await openDatabase({ location: database.location });
 });
 afterEach(async () => {

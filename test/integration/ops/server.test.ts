@@ -12,7 +12,7 @@ import { registerDbGauges } from '../../../src/ops/metrics-db.js';
 import { createSimulator, type Simulator } from '../../../src/simulator/index.js';
 import { createCallTally } from '../../../src/sync/call-tally.js';
 import { runPollCycle, type CycleResult, type PollDeps } from '../../../src/sync/poll.js';
-import { countRows, createTestDatabase } from '../../helpers/engine.js';
+import { countRows, createMigratedTestDatabase } from '../../helpers/engine.js';
 import { manualClock } from '../../helpers/simulator.js';
 
 /** A daemon's parts as `run` wires them: simulator, client with metric hooks, store, ops server. */
@@ -43,7 +43,7 @@ async function startRig({
   const sim = createSimulator({ seed: 3, requests: 60, pastDays: 2, futureDays: 5, clock });
   const { url } = await sim.listen(0, '127.0.0.1');
   cleanups.push(() => sim.close());
-  const database = await createTestDatabase();
+  const database = await createMigratedTestDatabase();
   cleanups.push(() => database.drop());
   const db = await openDatabase({ location: database.location });
   cleanups.push(() => db.close());

@@ -16,7 +16,7 @@ import {
   samplesFrom,
   tally,
 } from '../../helpers/outbox.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/engine.js';
+import { createMigratedTestDatabase, type TestDatabase } from '../../helpers/engine.js';
 
 /*
  * The drainer runs in a child process (the built code) and is killed with SIGKILL at the moment
@@ -35,7 +35,7 @@ let dbPath: string;
 beforeEach(async () => {
   sim = createSimulator({ seed: 5, requests: 10 });
   await sim.listen(0, '127.0.0.1');
-  database = await createTestDatabase();
+  database = await createMigratedTestDatabase();
   dbPath = database.location;
   db = await openDatabase({ location: dbPath });
 });

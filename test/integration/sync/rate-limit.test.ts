@@ -7,7 +7,7 @@ import { silentLogger } from '../../../src/log.js';
 import { createSimulator, type Simulator } from '../../../src/simulator/index.js';
 import { createCallTally } from '../../../src/sync/call-tally.js';
 import { runPollCycle, type PollDeps } from '../../../src/sync/poll.js';
-import { countRows, createTestDatabase, type TestDatabase } from '../../helpers/engine.js';
+import { countRows, createMigratedTestDatabase, type TestDatabase } from '../../helpers/engine.js';
 
 /*
  * A service that throttles: the simulator lets 25 API calls a second through and answers the
@@ -31,7 +31,7 @@ describe('a first sync against a service that throttles', () => {
     sim = createSimulator({ seed: 5, requests: 400, pastDays: 2, futureDays: 10 });
     sim.setFaults({ rateLimitPerSec: LIMIT });
     const { url } = await sim.listen(0, '127.0.0.1');
-    database = await createTestDatabase();
+    database = await createMigratedTestDatabase();
     db = await openDatabase({ location: database.location });
     const calls = createCallTally();
     // The defaults: no hard cap, concurrency 8; the limiter learns the limit from the 429s.

@@ -7,7 +7,7 @@ import { createRecordBatcher } from '../../../src/sync/record-batcher.js';
 import type { RecordWrite } from '../../../src/sync/refresh.js';
 import {
   countRows,
-  createTestDatabase,
+  createMigratedTestDatabase,
   queryAll,
   type TestDatabase,
 } from '../../helpers/engine.js';
@@ -48,7 +48,7 @@ function refusing(tx: StoreTx): StoreTx {
 }
 
 beforeEach(async () => {
-  database = await createTestDatabase('batcher.db');
+  database = await createMigratedTestDatabase('batcher.db');
   db = await openDatabase({ location: database.location });
   const real = createStore({ db, clock: systemClock });
   seen.transactions = 0;

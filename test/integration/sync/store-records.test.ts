@@ -6,7 +6,7 @@ import { createStore, type Store } from '../../../src/db/store.js';
 import { storeRecords, type PendingRecord } from '../../../src/sync/refresh.js';
 import {
   countRows,
-  createTestDatabase,
+  createMigratedTestDatabase,
   execute,
   queryAll,
   queryOne,
@@ -46,7 +46,7 @@ function counting(sql: Sql, count: (text: string) => void = () => (seen.reads +=
 }
 
 beforeEach(async () => {
-  database = await createTestDatabase();
+  database = await createMigratedTestDatabase();
   db = await openDatabase({ location: database.location });
   const watched: Connection = {
     ...db,

@@ -5,7 +5,12 @@ import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
 import { createStore, type Store } from '../../../src/db/store.js';
 import { normalizeDetail } from '../../../src/sync/normalize.js';
 import { normalizeWebhookData } from '../../../src/webhooks/normalize-webhook.js';
-import { createTestDatabase, queryAll, queryOne, type TestDatabase } from '../../helpers/engine.js';
+import {
+  createMigratedTestDatabase,
+  queryAll,
+  queryOne,
+  type TestDatabase,
+} from '../../helpers/engine.js';
 import { detailRecord, listFields } from '../../helpers/records.js';
 import { parseJsonColumns, webhookData } from '../../helpers/webhooks.js';
 
@@ -13,7 +18,7 @@ let database: TestDatabase;
 let db: MirrorDb;
 let store: Store;
 beforeEach(async () => {
-  database = await createTestDatabase();
+  database = await createMigratedTestDatabase();
   db = await openDatabase({ location: database.location });
   store = createStore({ db, clock: systemClock });
 });

@@ -7,7 +7,7 @@ import { silentLogger } from '../../../src/log.js';
 import { createCallTally } from '../../../src/sync/call-tally.js';
 import { runPollCycle, type PollDeps } from '../../../src/sync/poll.js';
 import { normalizeTimestamp } from '../../../src/time.js';
-import { createTestDatabase, queryAll } from '../../helpers/engine.js';
+import { createMigratedTestDatabase, queryAll } from '../../helpers/engine.js';
 import { truthInWindow } from '../../helpers/truth.js';
 import { startWebhookFixture, type WebhookFixture } from '../../helpers/webhooks.js';
 
@@ -22,7 +22,7 @@ type Row = Record<string, unknown>;
 
 /** A second, polling-only mirror of the same simulator, on its own database (same engine). */
 async function pollingOnlyMirror(h: WebhookFixture) {
-  const database = await createTestDatabase('polling-only.db');
+  const database = await createMigratedTestDatabase('polling-only.db');
   const db = await openDatabase({ location: database.location });
   const store = createStore({ db, clock: h.clock });
   const calls = createCallTally();
