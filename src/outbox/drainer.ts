@@ -37,17 +37,24 @@ export async function drainOutbox(
   const queue: QueueDeps = { isStopping: () => false, ...deps };
   const isDone = () => signal?.aborted || queue.isStopping();
   const now = isoFromMs(deps.clock.now());
-  // Actions first: an accept races the broadcast's expiry, a GPS sample races nothing.
+  // Actions first: an accept races the broadcast's expiry, a GPS sample races nothing. Both
+  // lists from one snapshot: an action and samples another program queued in one transaction
+  // leave in that order, even when it commits between the two reads.
+  const due = await deps.store.read(
+    async (tx) => ({
+      actions: await tx.outbox.actions.dueRequests(now),
+      locations: await tx.outbox.locations.dueRequests(now),
+    }),
+    { isSnapshot: true },
+  );
   const actions = emptyResult();
-  const dueActions = await deps.store.read((tx) => tx.outbox.actions.dueRequests(now));
-  for (const requestId of dueActions) {
+  for (const requestId of due.actions) {
     if (isDone() || actions.isServiceDown) break;
     addResult(actions, await drainActionQueue(queue, requestId, signal));
   }
   const locations = emptyResult();
   if (!actions.isServiceDown) {
-    const dueLocations = await deps.store.read((tx) => tx.outbox.locations.dueRequests(now));
-    for (const requestId of dueLocations) {
+    for (const requestId of due.locations) {
       if (isDone() || locations.isServiceDown) break;
       addResult(locations, await drainLocationQueue(queue, requestId, signal));
     }

@@ -225,3 +225,43 @@ describe('outbox_actions', () => {
     ]);
   });
 });
+
+describe('an action and samples queued in one transaction', () => {
+  it('sends the action first, even when they commit while a pass reads what is due', async () => {
+    const trip = fresh('accepted');
+    // Another program commits both while the pass is between its reads of the outbox.
+    let isQueued = false;
+    const store: typeof f.store = {
+      ...f.store,
+      read: async (work, options) => {
+        const result = await f.store.read(work, options);
+        if (!isQueued) {
+          isQueued = true;
+          await f.db.transaction(async (sql) => {
+            await sql.run(
+              `INSERT INTO outbox_locations (request_id, lat, lng, alt, timestamp)
+               VALUES (@id, 41.8, -87.6, 180, @timestamp)`,
+              { id: trip, timestamp: T0_SEC - 30 },
+            );
+            await sql.run(
+              `INSERT INTO outbox_actions (request_id, kind, state_name, at)
+               VALUES (@id, 'state', 'en_route', @at)`,
+              { id: trip, at: new Date(T0 - 60_000).toISOString() },
+            );
+          });
+        }
+        return result;
+      },
+    };
+    const pass = () =>
+      drainOutbox({ store, client: f.client, log: silentLogger(), clock: f.clock });
+
+    await pass();
+    await pass();
+
+    expect(f.sim.actions.filter((a) => a.requestId === trip).map((a) => a.kind)).toEqual([
+      'state',
+      'locations',
+    ]);
+  });
+});
