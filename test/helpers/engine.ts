@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
-import pg from 'pg';
 import { expect, inject } from 'vitest';
 import { openDatabase } from '../../src/db/open.js';
 import type { Connection } from '../../src/db/sql.js';
 import type { SqliteConnection } from '../../src/db/sqlite/connection.js';
+import { adminQuery } from './pg-admin.js';
 import { tempDir } from './records.js';
 
 /** The engine this test project runs on: `postgres` in the postgres project, else `sqlite`. */
@@ -52,16 +52,6 @@ async function createDatabase(name: string, isMigrated: boolean): Promise<TestDa
     location: url.toString(),
     drop: () => adminQuery(admin.toString(), `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`),
   };
-}
-
-async function adminQuery(url: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
 }
 
 /** Works on a database a CLI process wrote, opened read-only as another program would. */

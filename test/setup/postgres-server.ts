@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../src/db/open.js';
+import { adminQuery } from '../helpers/pg-admin.js';
 import { loadEmbeddedPostgres, type EmbeddedPostgresClass } from './embedded-postgres.js';
 
 /*
@@ -58,16 +59,6 @@ async function provideServer(project: TestProject, url: string): Promise<() => P
   project.provide('postgresUrl', url);
   project.provide('postgresTemplate', template);
   return () => adminQuery(url, `DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
-}
-
-async function adminQuery(url: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
 }
 
 /** Where to point the tests instead, in every failure that asks for a server. */
