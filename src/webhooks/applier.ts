@@ -106,10 +106,10 @@ export function createApplier(deps: {
    * touch distinct requests is then written as sets, with their drift and the processed marks, in
    * one savepoint (see isSettable). An event whose request has another event in the batch, or
    * whose decision is a rare one (an unavailable mark, a later mark to keep, an error), goes
-   * alone, in a savepoint with its mark, in its place in the order. An event that fails leaves the others applied, and is tried again on its
-   * own later; when the engine refuses a run, its events go one at a time, so that only the one
-   * at fault fails. Events that lost to a concurrent writer (PostgreSQL) go again at once, on
-   * one budget (conflicts.ts).
+   * alone, in a savepoint with its mark, in its place in the order. An event that fails leaves
+   * the others applied, and is tried again on its own later; when the engine refuses a run, its
+   * events go one at a time, so that only the one at fault fails. Events that lost to a
+   * concurrent writer (PostgreSQL) go again at once, on one budget (conflicts.ts).
    */
   const applyBatch = async (rows: PendingEvent[], attempt = 1): Promise<void> => {
     const prepared = new Map(

@@ -113,12 +113,7 @@ export function createEventStore(sql: Sql) {
     return row && laterEventOf(row);
   };
   async function insert(event: EventRow): Promise<boolean> {
-    const changes = await sql.run(
-      `INSERT INTO webhook_events (${EVENT_COLUMNS.join(', ')})
-       VALUES (${EVENT_COLUMNS.map((c) => `@${c}`).join(', ')})
-       ON CONFLICT (event_id) DO NOTHING`,
-      storableRow(event),
-    );
+    const changes = await sql.run(INSERT_EVENT_ROW, storableRow(event));
     return changes > 0;
   }
 
@@ -262,6 +257,11 @@ const EVENT_COLUMNS = [
   'processed_at',
   'error',
 ] as const;
+
+/** insert's statement: a delivery stored already is left as it is. */
+const INSERT_EVENT_ROW = `INSERT INTO webhook_events (${EVENT_COLUMNS.join(', ')})
+  VALUES (${EVENT_COLUMNS.map((c) => `@${c}`).join(', ')})
+  ON CONFLICT (event_id) DO NOTHING`;
 
 /** insertMany's statement (PostgreSQL): the ids it inserted come back. */
 const INSERT_EVENT_ROWS = `${insertRows(webhookEvents, EVENT_COLUMNS)}

@@ -50,7 +50,6 @@ let inSets: Side;
 async function openSide(name: string): Promise<Side> {
   const database = await createMigratedTestDatabase(name);
   const db = await openDatabase({ location: database.location });
-
   const store = createStore({ db, clock: systemClock });
   return { database, db, store };
 }
