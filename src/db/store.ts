@@ -2,7 +2,8 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { isoFromMs } from '../time.js';
 import { retryWriteConflicts } from './conflicts.js';
-import { withSavepoint, type Connection, type ReadOptions, type Sql } from './sql.js';
+import type { Connection, ReadOptions, Sql } from './sql.js';
+import { createChangeLog, type ChangeLog } from './store/change-log.js';
 import { createCheckpointStore } from './store/checkpoint-store.js';
 import { createDriftStore, type NewDrift } from './store/drift-store.js';
 import { createEventStore } from './store/event-store.js';
@@ -68,13 +69,17 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
   };
   // SQLite hands every transaction the same Sql: its bound stores are built once. A Sql serves
   // one transaction at a time, which sets the cache layer its stores see.
-  const bound = new WeakMap<Sql, { tx: StoreTx; layer: { cache: TransactionCache } }>();
-  const bind = (sql: Sql, cache: TransactionCache): StoreTx => {
+  const bound = new WeakMap<
+    Sql,
+    { tx: StoreTx; layer: { cache: TransactionCache }; changes: ChangeLog }
+  >();
+  const bind = (sql: Sql, cache: TransactionCache) => {
     let entry = bound.get(sql);
     if (!entry) {
       const layer = { cache };
+      const changes = createChangeLog(sql);
       const tx: StoreTx = {
-        requests: createRequestStore(sql, () => layer.cache),
+        requests: createRequestStore(sql, () => layer.cache, changes),
         runs: createRunStore(sql),
         state: createSyncStateStore(sql),
         quarantine: createQuarantineStore(sql),
@@ -86,7 +91,7 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
         sql,
         async savepoint(work) {
           try {
-            return await withSavepoint(sql, work);
+            return await changes.savepoint(work);
           } catch (error) {
             // An account or facility written by the rolled-back work is not stored after all.
             layer.cache.distrustPending();
@@ -95,11 +100,11 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
         },
         now,
       };
-      entry = { tx, layer };
+      entry = { tx, layer, changes };
       bound.set(sql, entry);
     }
     entry.layer.cache = cache;
-    return entry.tx;
+    return entry;
   };
   return {
     db,
@@ -118,7 +123,14 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
       const once = async () => {
         // What this attempt writes is its own until it commits; a rollback drops it unmerged.
         const cache = written.begin();
-        const result = await db.transaction((sql) => work(bind(sql, cache)));
+        const result = await db.transaction(async (sql) => {
+          const { tx, changes } = bind(sql, cache);
+          changes.reset();
+          const done = await work(tx);
+          // Last: on PostgreSQL the change rows take their positions in commit order here.
+          await changes.flush();
+          return done;
+        });
         cache.commit();
         return result;
       };
@@ -126,7 +138,7 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
     },
     /** Runs `work` with reads only. */
     read: <T>(work: (tx: StoreTx) => Promise<T>, options?: ReadOptions): Promise<T> =>
-      db.read((sql) => work(bind(sql, written.begin())), options),
+      db.read((sql) => work(bind(sql, written.begin()).tx), options),
   };
 }
 

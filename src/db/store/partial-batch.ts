@@ -9,6 +9,7 @@ import {
 import type { PartialRow } from '../../mirror/request-plan.js';
 import type { LocationRow } from '../schema/index.js';
 import type { Sql } from '../sql.js';
+import type { ChangeLog } from './change-log.js';
 import {
   PARTIAL_SET_SQL as PARTIAL,
   REQUEST_SET_SQL as SET,
@@ -23,7 +24,15 @@ import type { WrittenCache } from './written-cache.js';
  * written table by table, one statement per table on PostgreSQL. The caller holds the batch in a
  * savepoint and falls back to writePartial per observation when the engine refuses it.
  */
-export function createPartialBatch({ sql, written }: { sql: Sql; written: () => WrittenCache }) {
+export function createPartialBatch({
+  sql,
+  written,
+  changes,
+}: {
+  sql: Sql;
+  written: () => WrittenCache;
+  changes: ChangeLog;
+}) {
   const q = requestBatchSql(sql.dialect);
   const one = requestSql(sql.dialect);
   const isPostgres = sql.dialect.engine === 'postgres';
@@ -75,13 +84,12 @@ export function createPartialBatch({ sql, written }: { sql: Sql; written: () => 
       if (plan.movedRoles.length > 0)
         await sql.run(PARTIAL.deleteLocationRoles, rowsParam(plan.movedRoles));
       if (plan.locations.length > 0) await sql.run(SET.insertLocations, rowsParam(plan.locations));
-      if (plan.changes.length > 0) await sql.run(SET.insertChanges, rowsParam(plan.changes));
-      return;
+    } else {
+      for (const { request_id: id, role } of plan.movedRoles)
+        await sql.run(one.deleteLocation, { id, role });
+      for (const location of plan.locations) await sql.run(one.insertLocation, location);
     }
-    for (const { request_id: id, role } of plan.movedRoles)
-      await sql.run(one.deleteLocation, { id, role });
-    for (const location of plan.locations) await sql.run(one.insertLocation, location);
-    for (const change of plan.changes) await sql.run(one.insertChange, change);
+    await changes.addAll(plan.changes);
   }
 
   /** Stores the observations (one per request); the outcomes come back in their order. */

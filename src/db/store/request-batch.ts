@@ -7,7 +7,8 @@ import {
 import type { RequestWrite, StoredRow, WriteOutcome } from '../../mirror/observations.js';
 import type { DetailRow } from '../../mirror/request-plan.js';
 import { isWriteConflict } from '../conflicts.js';
-import { withSavepoint, type Sql } from '../sql.js';
+import type { Sql } from '../sql.js';
+import type { ChangeLog } from './change-log.js';
 import { REQUEST_SET_SQL as SET, requestBatchSql } from './request-batch-sql.js';
 import { requestSql } from './request-sql.js';
 import type { WrittenCache } from './written-cache.js';
@@ -23,10 +24,12 @@ export function createRequestBatch({
   sql,
   written,
   write,
+  changes,
 }: {
   sql: Sql;
   written: () => WrittenCache;
   write: (observation: RequestWrite) => Promise<WriteOutcome>;
+  changes: ChangeLog;
 }) {
   const q = requestBatchSql(sql.dialect);
   const one = requestSql(sql.dialect);
@@ -79,7 +82,7 @@ export function createRequestBatch({
     await writeRows(plan.fields, SET.insertFields, one.insertField);
     await writeRows(plan.accounts, SET.upsertAccounts, one.upsertAccount);
     await writeRows(plan.facilities, SET.upsertFacilities, one.upsertFacility);
-    await writeRows(plan.changes, SET.insertChanges, one.insertChange);
+    await changes.addAll(plan.changes);
   }
 
   /**
@@ -91,7 +94,7 @@ export function createRequestBatch({
     const outcomes: WriteOutcome[] = [];
     for (const observation of observations) {
       try {
-        outcomes.push(await withSavepoint(sql, () => write(observation)));
+        outcomes.push(await changes.savepoint(() => write(observation)));
       } catch (error) {
         const { account, facility } = observation.normalized;
         if (account) written().forget(accountKey(account));
@@ -124,7 +127,7 @@ export function createRequestBatch({
       await apply(plan, stored);
     } else {
       try {
-        await withSavepoint(sql, () => apply(plan, stored));
+        await changes.savepoint(() => apply(plan, stored));
       } catch (error) {
         if (isWriteConflict(error)) throw error;
         return oneByOne(observations);

@@ -12,10 +12,10 @@ import {
   planDetailWrite,
   planPartialWrite,
   planUnavailable,
-  type ChangeRow,
 } from '../../mirror/request-plan.js';
 import type { AccountRow, FacilityRow, LocationRow } from '../schema/index.js';
 import { unstorableTextIn, type Sql } from '../sql.js';
+import type { ChangeLog } from './change-log.js';
 import { createPartialBatch } from './partial-batch.js';
 import { createRequestBatch } from './request-batch.js';
 import { requestSql } from './request-sql.js';
@@ -23,9 +23,10 @@ import type { WrittenCache } from './written-cache.js';
 
 /**
  * Reads and writes of the requests table and its child rows, on one transaction's `sql`.
- * `written` is the running transaction's view of the accounts and facilities already stored.
+ * `written` is the running transaction's view of the accounts and facilities already stored;
+ * `changes` takes its change-log rows (see change-log.ts).
  */
-export function createRequestStore(sql: Sql, written: () => WrittenCache) {
+export function createRequestStore(sql: Sql, written: () => WrittenCache, changes: ChangeLog) {
   const q = requestSql(sql.dialect);
   // SQLite's write transaction shuts out every other writer, so a request absent when read is
   // still absent, without child rows (they go with their request: ON DELETE CASCADE), and the
@@ -45,8 +46,6 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache) {
     writeShared(accountKey(account), q.upsertAccount, account, at);
   const writeFacility = (facility: FacilityRow, at: string) =>
     writeShared(facilityKey(facility), q.upsertFacility, facility, at);
-
-  const insertChange = (change: ChangeRow) => sql.run(q.insertChange, change);
 
   /** Stores one observation. */
   async function write(observation: RequestWrite): Promise<WriteOutcome> {
@@ -70,7 +69,7 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache) {
     }
     if (normalized.account) await writeAccount(normalized.account, observedAt);
     if (normalized.facility) await writeFacility(normalized.facility, observedAt);
-    await insertChange(plan.change);
+    await changes.add(plan.change);
     return plan.outcome;
   }
 
@@ -90,7 +89,7 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache) {
     for (const location of observation.locations) {
       if (plan.movedRoles.includes(location.role)) await sql.run(q.insertLocation, location);
     }
-    await insertChange(plan.change);
+    await changes.add(plan.change);
     return plan.outcome;
   }
 
@@ -114,7 +113,7 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache) {
     const change = planUnavailable(await selectRow(requestId), at, source, options);
     if (!change) return false;
     await sql.run(q.setUnavailable, { request_id: requestId, unavailable_at: at });
-    await insertChange(change);
+    await changes.add(change);
     return true;
   }
 
@@ -127,8 +126,8 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache) {
     return row !== undefined;
   }
 
-  const { writeMany } = createRequestBatch({ sql, written, write });
-  const { writePartialMany } = createPartialBatch({ sql, written });
+  const { writeMany } = createRequestBatch({ sql, written, write, changes });
+  const { writePartialMany } = createPartialBatch({ sql, written, changes });
 
   return {
     write,

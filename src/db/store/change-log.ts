@@ -1,0 +1,69 @@
+import type { ChangeRow } from '../../mirror/request-plan.js';
+import { withSavepoint, type Sql } from '../sql.js';
+import { REQUEST_SET_SQL as SET } from './request-batch-sql.js';
+import { requestSql } from './request-sql.js';
+
+/**
+ * The transaction-level advisory lock under which a PostgreSQL transaction numbers its change
+ * rows, just before it commits (beside the migration lock, 7_461_019_001, and the leader's).
+ */
+export const CHANGE_POSITION_LOCK = 7_461_019_003;
+
+/**
+ * The change rows of one transaction. request_changes.change_id is the change feed's position,
+ * and a reader asks for the rows after the last position it saw: a row must never become
+ * visible below a position already read.
+ *
+ * SQLite has one writer at a time, so positions follow commit order as rows are inserted. On
+ * PostgreSQL writers run side by side, and a position taken at insert would let a writer that
+ * commits later show a lower one. There the rows wait until the transaction's work is done,
+ * then go in with one statement under a transaction-level advisory lock, the last before COMMIT:
+ * the next writer numbers its rows only once this one has committed (or rolled back, leaving a
+ * gap, which a reader skips). The lock is held for one insert; the transaction takes no row
+ * lock after it, so it cannot deadlock on it.
+ */
+export function createChangeLog(sql: Sql) {
+  const isDeferred = sql.dialect.engine === 'postgres';
+  const one = requestSql(sql.dialect);
+  const pending: ChangeRow[] = [];
+
+  return {
+    /** Logs a change of the running transaction. */
+    async add(change: ChangeRow): Promise<void> {
+      if (isDeferred) pending.push(change);
+      else await sql.run(one.insertChange, change);
+    },
+    /** Logs changes of the running transaction, in order. */
+    async addAll(changes: readonly ChangeRow[]): Promise<void> {
+      if (isDeferred) pending.push(...changes);
+      else for (const change of changes) await sql.run(one.insertChange, change);
+    },
+    /**
+     * Runs `work` in a savepoint (see withSavepoint): when it throws, the changes it logged are
+     * dropped with the rest of what it wrote.
+     */
+    async savepoint<T>(work: () => Promise<T>): Promise<T> {
+      const mark = pending.length;
+      try {
+        return await withSavepoint(sql, work);
+      } catch (error) {
+        pending.length = mark;
+        throw error;
+      }
+    },
+    /** Forgets what a transaction that did not commit logged (a new one starts). */
+    reset(): void {
+      pending.length = 0;
+    },
+    /** Writes the logged changes: the transaction's last statements before COMMIT. */
+    async flush(): Promise<void> {
+      if (pending.length === 0) return;
+      await sql.run(`SELECT pg_advisory_xact_lock(${CHANGE_POSITION_LOCK})`);
+      await sql.run(SET.insertChanges, { rows: JSON.stringify(pending) });
+      pending.length = 0;
+    },
+  };
+}
+
+/** A transaction's change log. */
+export type ChangeLog = ReturnType<typeof createChangeLog>;
