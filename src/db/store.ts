@@ -77,7 +77,7 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
     let entry = bound.get(sql);
     if (!entry) {
       const layer = { cache };
-      const changes = createChangeLog(sql);
+      const changes = createChangeLog(sql, now);
       const tx: StoreTx = {
         requests: createRequestStore(sql, () => layer.cache, changes),
         runs: createRunStore(sql),

@@ -134,6 +134,11 @@ export const requestChanges = table(
     /** JSON objects of the changed columns' old and new values. */
     old_values_json: c.json(),
     new_values_json: c.json(),
+    /**
+     * When the transaction that logged the change wrote it, just before its commit (the change
+     * feed's committed_at); null on rows logged before the feed.
+     */
+    committed_at: c.timestamp(),
   },
   {
     indexes: {

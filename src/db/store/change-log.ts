@@ -22,21 +22,22 @@ export const CHANGE_POSITION_LOCK = 7_461_019_003;
  * gap, which a reader skips). The lock is held for one insert; the transaction takes no row
  * lock after it, so it cannot deadlock on it.
  */
-export function createChangeLog(sql: Sql) {
+export function createChangeLog(sql: Sql, now: () => string) {
   const isDeferred = sql.dialect.engine === 'postgres';
   const one = requestSql(sql.dialect);
   const pending: ChangeRow[] = [];
 
+  /** Logs a change of the running transaction. */
+  async function add(change: ChangeRow): Promise<void> {
+    if (isDeferred) pending.push(change);
+    else await sql.run(one.insertChange, { ...change, committed_at: now() });
+  }
+
   return {
-    /** Logs a change of the running transaction. */
-    async add(change: ChangeRow): Promise<void> {
-      if (isDeferred) pending.push(change);
-      else await sql.run(one.insertChange, change);
-    },
+    add,
     /** Logs changes of the running transaction, in order. */
     async addAll(changes: readonly ChangeRow[]): Promise<void> {
-      if (isDeferred) pending.push(...changes);
-      else for (const change of changes) await sql.run(one.insertChange, change);
+      for (const change of changes) await add(change);
     },
     /**
      * Runs `work` in a savepoint (see withSavepoint): when it throws, the changes it logged are
@@ -59,7 +60,9 @@ export function createChangeLog(sql: Sql) {
     async flush(): Promise<void> {
       if (pending.length === 0) return;
       await sql.run(`SELECT pg_advisory_xact_lock(${CHANGE_POSITION_LOCK})`);
-      await sql.run(SET.insertChanges, { rows: JSON.stringify(pending) });
+      const committedAt = now();
+      const rows = pending.map((change) => ({ ...change, committed_at: committedAt }));
+      await sql.run(SET.insertChanges, { rows: JSON.stringify(rows) });
       pending.length = 0;
     },
   };

@@ -107,8 +107,8 @@ export function requestSql(dialect: Dialect) {
       ON CONFLICT (facility_id) DO UPDATE SET name = excluded.name,
         account_id = excluded.account_id, updated_at = excluded.updated_at`,
     insertChange: `INSERT INTO request_changes (request_id, observed_at, kind, source,
-        changed_columns, old_state, new_state, old_values_json, new_values_json)
+        changed_columns, old_state, new_state, old_values_json, new_values_json, committed_at)
       VALUES (@request_id, @observed_at, @kind, @source, @changed_columns, @old_state,
-        @new_state, @old_values_json, @new_values_json)`,
+        @new_state, @old_values_json, @new_values_json, @committed_at)`,
   };
 }

@@ -1,0 +1,1 @@
+ALTER TABLE "request_changes" ADD COLUMN "committed_at" timestamp(3) with time zone;

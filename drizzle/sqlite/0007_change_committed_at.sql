@@ -1,0 +1,1 @@
+ALTER TABLE `request_changes` ADD `committed_at` text;
