@@ -10,7 +10,10 @@ const ROOT = import.meta.dirname;
 /**
  * The layers of src, arrows pointing down (a layer may import only from layers below it):
  *
- *   cli -> daemon -> {ops, webhooks, outbox, sync} -> {db, api} -> mirror -> {config, root files}
+ *   cli -> daemon -> {ops, webhooks, outbox, sync, feed} -> {db, api} -> mirror -> {config, root files}
+ *
+ * feed (the change feed's reader, documents and sinks) reads what db stored; nothing below it
+ * uses it.
  *
  * mirror is the plan: what observations mean for the tables, pure. It knows the tables' shapes
  * (src/db/schema, plain descriptions) and nothing else of db; db applies its plans.
@@ -28,6 +31,7 @@ const AREAS = [
   'db',
   'mirror',
   'sync',
+  'feed',
   'webhooks',
   'outbox',
   'ops',
@@ -39,15 +43,16 @@ const allBut = (area) => AREAS.filter((other) => other !== area);
 const FORBIDDEN = {
   // config sits at the bottom, and simulator stands beside the stack: neither uses any area.
   config: allBut('config'),
-  api: ['db', 'sync', 'webhooks', 'outbox', 'ops', 'daemon', 'cli', 'simulator'],
-  db: ['sync', 'webhooks', 'outbox', 'ops', 'daemon', 'cli', 'api', 'simulator'],
-  sync: ['webhooks', 'outbox', 'ops', 'daemon', 'cli', 'simulator'],
+  api: ['db', 'sync', 'feed', 'webhooks', 'outbox', 'ops', 'daemon', 'cli', 'simulator'],
+  db: ['sync', 'feed', 'webhooks', 'outbox', 'ops', 'daemon', 'cli', 'api', 'simulator'],
+  sync: ['feed', 'webhooks', 'outbox', 'ops', 'daemon', 'cli', 'simulator'],
+  feed: ['api', 'sync', 'webhooks', 'outbox', 'ops', 'daemon', 'cli', 'simulator'],
   webhooks: ['daemon', 'cli', 'simulator'],
   outbox: ['daemon', 'cli', 'simulator'],
   ops: ['daemon', 'cli', 'simulator'],
   daemon: ['cli', 'simulator'],
   simulator: allBut('simulator'),
-  mirror: ['api', 'sync', 'webhooks', 'outbox', 'ops', 'daemon', 'cli', 'simulator'],
+  mirror: ['api', 'sync', 'feed', 'webhooks', 'outbox', 'ops', 'daemon', 'cli', 'simulator'],
 };
 
 /** Where the lint-rules test plants its cycle; ignored by every ordinary lint run. */

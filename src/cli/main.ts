@@ -20,6 +20,7 @@ const COMMAND_MODULES: Record<string, () => Promise<Command>> = {
   'best-time': async () => (await import('./best-time.js')).bestTimeCommand,
   status: async () => (await import('./status.js')).statusCommand,
   gaps: async () => (await import('./gaps.js')).gapsCommand,
+  changes: async () => (await import('./changes.js')).changesCommand,
   doctor: async () => (await import('./doctor.js')).doctorCommand,
   backup: async () => (await import('./backup.js')).backupCommand,
   prune: async () => (await import('./prune.js')).pruneCommand,

@@ -3,7 +3,8 @@ import { systemClock } from '../../../src/clock.js';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
 import { createStore, type Store, type StoreTx } from '../../../src/db/store.js';
 import { normalizeDetail } from '../../../src/sync/normalize.js';
-import { createMigratedTestDatabase, queryAll, type TestDatabase } from '../../helpers/engine.js';
+import { createFeedReader } from '../../../src/feed/reader.js';
+import { createMigratedTestDatabase, type TestDatabase } from '../../helpers/engine.js';
 import { detailRecord, listFields } from '../../helpers/records.js';
 
 /*
@@ -47,21 +48,17 @@ function writeNew(tx: StoreTx, id: string) {
   });
 }
 
-/** A reader that tails request_changes by position, as a feed's sink does. */
+/** A reader that tails the feed by position, as `transport-sync changes --follow` does. */
 function createTailer() {
+  const reader = createFeedReader(db);
   let after = 0;
   const seen: string[] = [];
   return {
     seen,
     async poll() {
-      const rows = await queryAll<{ change_id: string | number; request_id: string }>(
-        db,
-        'SELECT change_id, request_id FROM request_changes WHERE change_id > @after ORDER BY change_id',
-        { after },
-      );
-      for (const row of rows) {
-        seen.push(row.request_id);
-        after = Number(row.change_id);
+      for (const change of (await reader.readAfter(after, 100)).changes) {
+        seen.push(change.request_id);
+        after = change.position;
       }
     },
   };
