@@ -82,6 +82,7 @@ export default defineConfig({
             'test/e2e/kill.test.ts',
             'test/e2e/kill-intake.test.ts',
             'test/e2e/changes.test.ts',
+            'test/e2e/feed-webhook.test.ts',
             'test/e2e/postgres-*.test.ts',
           ],
           exclude: [...SQLITE_ONLY, ...ENGINE_FREE],

@@ -6,6 +6,7 @@ import { DB_ERROR_CODES } from '../db/error-codes.js';
 import { machineError } from '../db/machine-errors.js';
 import type { ErrorCode, ExitClass } from '../error-codes.js';
 import { TransportError } from '../errors.js';
+import { FEED_ERROR_CODES } from '../feed/error-codes.js';
 import { OPS_ERROR_CODES } from '../ops/error-codes.js';
 import { OUTBOX_ERROR_CODES } from '../outbox/error-codes.js';
 import { SIMULATOR_ERROR_CODES } from '../simulator/error-codes.js';
@@ -24,6 +25,7 @@ export const ERROR_CODES = {
   ...CONFIG_ERROR_CODES,
   ...DAEMON_ERROR_CODES,
   ...DB_ERROR_CODES,
+  ...FEED_ERROR_CODES,
   ...OPS_ERROR_CODES,
   ...OUTBOX_ERROR_CODES,
   ...SIMULATOR_ERROR_CODES,

@@ -1,5 +1,6 @@
 import { loadConfig } from '../config/index.js';
 import { openMigratedForWriting, targetOf } from '../db/open.js';
+import { feedSinkNames } from '../feed/index.js';
 import { pruneCutoff, pruneHistory } from '../ops/retention.js';
 import { DB_FLAG, EXIT, parseCommandArgs, parseIntegerFlag, type Command } from './command.js';
 
@@ -10,8 +11,9 @@ export const pruneCommand: Command = {
   usage: `Usage: transport-sync prune [--days N] [--db PATH]
 
 Deletes finished sync_runs, processed webhook_events and request_changes older than N days
-(default TRANSPORT_RETENTION_DAYS; 0 keeps everything). Requests are never deleted. Safe while
-the daemon runs, which also prunes once a day.
+(default TRANSPORT_RETENTION_DAYS; 0 keeps everything). Requests are never deleted, nor a change
+a configured feed sink (TRANSPORT_FEED_WEBHOOK_URL) has not yet acknowledged. Safe while the
+daemon runs, which also prunes once a day.
 Exit codes: 0 pruned (or nothing to prune), 1 the database failed (missing, not writable, locked,
 migrated by a newer version), 2 bad usage (--days out of range) or configuration.`,
   async run(argv, io) {
@@ -29,7 +31,12 @@ migrated by a newer version), 2 bad usage (--days out of range) or configuration
     const db = await openMigratedForWriting(targetOf(config));
     try {
       const now = Date.now();
-      const counts = await pruneHistory({ db, retentionDays: days, now });
+      const counts = await pruneHistory({
+        db,
+        retentionDays: days,
+        feedSinks: feedSinkNames(config),
+        now,
+      });
       const cutoff = pruneCutoff(days, now);
       io.stdout.write(
         cutoff === null

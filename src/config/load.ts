@@ -52,6 +52,11 @@ export interface Config {
   httpListen?: string;
   staleAfterCycles: number;
   retentionDays: number;
+  /** Unset: no outbound webhook of the change feed. */
+  feedWebhookUrl?: string;
+  feedWebhookSecretFile?: string;
+  feedWebhookCaFile?: string;
+  isFeedWebhookPhiIncluded: boolean;
 }
 
 /** Values given on the command line; an unset flag never overwrites the environment. */
@@ -67,6 +72,7 @@ export const CREDENTIAL_FILES = {
   webhookPublicKeyFile: 'webhook_public_key',
   webhookTlsCertFile: 'webhook_tls_cert',
   webhookTlsKeyFile: 'webhook_tls_key',
+  feedWebhookSecretFile: 'feed_webhook_secret',
 } as const satisfies Partial<Record<keyof Config, string>>;
 
 interface LoadOptions {

@@ -423,8 +423,33 @@ export const SETTINGS = {
     env: 'TRANSPORT_RETENTION_DAYS',
     defaultText: '180',
     description:
-      'sync_runs, webhook_events and request_changes rows older than this many days are pruned (0 keeps everything).',
+      'sync_runs, webhook_events and request_changes rows older than this many days are pruned (0 keeps everything); a change a configured feed sink has not acknowledged is kept until it has.',
     schema: wholeNumber(0, 36_500),
+  }),
+  feedWebhookUrl: setting({
+    env: 'TRANSPORT_FEED_WEBHOOK_URL',
+    description:
+      'Where the daemon (the leader) POSTs every change of the mirror, in commit order, signed per the Standard Webhooks specification (docs/feed.md). Unset: no outbound webhook.',
+    schema: httpUrl,
+  }),
+  feedWebhookSecretFile: setting({
+    env: 'TRANSPORT_FEED_WEBHOOK_SECRET_FILE',
+    description:
+      "File holding the outbound webhook's signing secret: whsec_ and the base64 of a 24 to 64 byte key. Unset: the systemd credential `feed_webhook_secret` when present.",
+    schema: z.string().min(1, 'must be a file path'),
+  }),
+  feedWebhookCaFile: setting({
+    env: 'TRANSPORT_FEED_WEBHOOK_CA_FILE',
+    description:
+      "PEM certificate(s) of a private CA that the outbound webhook's HTTPS certificate is verified against. Unset: the system's trusted CAs.",
+    schema: z.string().min(1, 'must be a file path'),
+  }),
+  isFeedWebhookPhiIncluded: setting({
+    env: 'TRANSPORT_FEED_WEBHOOK_INCLUDE_PHI',
+    defaultText: '0',
+    description:
+      "Set to 1 to send patients' and requesters' names, dates of birth and e-mail addresses in the outbound webhook's documents; 0 leaves them out.",
+    schema: onOff,
   }),
   logLevel: setting({
     env: 'LOG_LEVEL',

@@ -1,5 +1,6 @@
 import type { Config } from '../config/index.js';
 import { describeError } from '../errors.js';
+import { feedSinkNames, startFeedPublishers } from '../feed/index.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../ops/metrics.js';
 import { startDailyPrune } from '../ops/retention.js';
@@ -27,9 +28,10 @@ export interface LeaderDuties {
 }
 
 /**
- * What exactly one daemon at a time does: the poll on its cron pattern (where polling is on),
- * applying stored webhook events, draining the outbox, and the daily prune. Started when this
- * daemon becomes the leader, stopped when it stops being one.
+ * What exactly one daemon at a time does: publishing the change feed to its sinks, the poll on
+ * its cron pattern (where polling is on), applying stored webhook events, draining the outbox,
+ * and the daily prune. Started when this daemon becomes the leader, stopped when it stops being
+ * one.
  */
 export function startLeaderDuties({
   config,
@@ -60,6 +62,15 @@ export function startLeaderDuties({
     const closed = await store.transaction((tx) => tx.runs.closeAbandoned(before, tx.now()));
     if (closed > 0) log.warn({ runs: closed }, 'closed runs left running by a killed process');
   };
+  // The feed's sinks first: a change the first cycle commits is theirs to deliver.
+  const publishers = startFeedPublishers({
+    config,
+    db: context.db,
+    store,
+    clock,
+    log: log.child({ area: 'feed' }),
+  });
+  stops.push(() => publishers.stop());
   const scheduler = createScheduler({
     pattern,
     deadlineMs: config.cycleDeadlineMs,
@@ -114,6 +125,7 @@ export function startLeaderDuties({
     startDailyPrune({
       db: context.db,
       retentionDays: config.retentionDays,
+      feedSinks: feedSinkNames(config),
       log: log.child({ area: 'retention' }),
     }),
   );

@@ -1,5 +1,7 @@
+import { systemClock } from '../clock.js';
 import { redactConfig, type Config } from '../config/index.js';
 import { describeError } from '../errors.js';
+import { checkFeedSinks } from '../feed/index.js';
 import type { Logger } from '../log.js';
 import { createDaemonOps } from '../ops/index.js';
 import { DAEMON_SETTINGS_KEY, intakeSettingsOf } from '../ops/intake-settings.js';
@@ -68,6 +70,7 @@ export async function startDaemon({
   const pattern = parseCronPattern(config.pollCron);
   // Before anything starts: the files the receiver needs, read as doctor reads them.
   checkReceiverFiles(config);
+  await checkFeedSinks(config, systemClock);
   log.info({ version, config: redactConfig(config) }, 'transport-sync starting');
   const ops = createDaemonOps({ config, log, env });
   const context = await createSyncContext({ config, log, hooks: ops.metrics });

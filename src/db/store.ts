@@ -7,6 +7,7 @@ import { createChangeLog, type ChangeLog } from './store/change-log.js';
 import { createCheckpointStore } from './store/checkpoint-store.js';
 import { createDriftStore, type NewDrift } from './store/drift-store.js';
 import { createEventStore } from './store/event-store.js';
+import { createFeedCursorStore } from './store/feed-cursor-store.js';
 import { createIntakeGapStore } from './store/intake-gap-store.js';
 import { createOutboxStore } from './store/outbox-store.js';
 import { createQuarantineStore } from './store/quarantine-store.js';
@@ -26,6 +27,7 @@ export interface StoreTx {
   drift: ReturnType<typeof createDriftStore>;
   events: ReturnType<typeof createEventStore>;
   outbox: ReturnType<typeof createOutboxStore>;
+  feedCursors: ReturnType<typeof createFeedCursorStore>;
   /** The transaction's statements, for what the stores above do not cover. */
   sql: Sql;
   /**
@@ -88,6 +90,7 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
         drift: createDriftStore(sql, { onNew }),
         events: createEventStore(sql),
         outbox: createOutboxStore(sql),
+        feedCursors: createFeedCursorStore(sql),
         sql,
         async savepoint(work) {
           try {

@@ -6,7 +6,9 @@ import { isPostgresLocation, postgresLocation } from '../db/location.js';
 import { machineError } from '../db/machine-errors.js';
 import { databaseError } from '../db/sqlite/errors.js';
 import { inspectSqlite, type Inspection } from '../db/sqlite/inspect.js';
+import { systemClock } from '../clock.js';
 import { describeError, TransportError } from '../errors.js';
+import { checkFeedSinks } from '../feed/index.js';
 import { checkReceiverFiles } from '../webhooks/preflight.js';
 import type { CheckResult } from './doctor.js';
 
@@ -45,6 +47,7 @@ export function checkOtherSecretFiles(config: Config): CheckResult[] {
   const files: [string, string | undefined][] = [
     ['database password', config.dbPasswordFile],
     ['webhook TLS key', config.webhookTlsKeyFile],
+    ['feed webhook secret', config.feedWebhookSecretFile],
   ];
   return files.flatMap(([name, file]) =>
     file && existsSync(file) ? [checkPrivateFile(name, file)] : [],
@@ -84,6 +87,30 @@ export function checkReceiverSetup(config: Config): CheckResult {
       detail: describeError(error).message,
       hint: error instanceof TransportError ? error.hint : undefined,
     };
+  }
+}
+
+/**
+ * The change feed's webhook, where configured: its secret (and CA) read as `run` reads them at
+ * start. No line when it is not configured: it is an extra, not a part every setup has.
+ */
+export async function checkFeedSetup(config: Config): Promise<CheckResult[]> {
+  const name = 'feed webhook';
+  if (!config.feedWebhookUrl) return [];
+  try {
+    await checkFeedSinks(config, systemClock);
+    const files = config.feedWebhookCaFile ? 'its secret and CA' : 'its secret';
+    const detail = `${files} read; posts to ${new URL(config.feedWebhookUrl).origin}`;
+    return [{ name, status: 'ok', detail }];
+  } catch (error) {
+    return [
+      {
+        name,
+        status: 'fail',
+        detail: describeError(error).message,
+        hint: error instanceof TransportError ? error.hint : undefined,
+      },
+    ];
   }
 }
 

@@ -3,6 +3,7 @@ import { describeError, TransportError } from '../errors.js';
 import { targetOf } from '../db/open.js';
 import {
   checkDatabase,
+  checkFeedSetup,
   checkFileModes,
   checkIntake,
   checkOtherSecretFiles,
@@ -56,8 +57,10 @@ export async function runDoctor({
     });
   }
   results.push(checkSecretFile(env));
-  if (config)
+  if (config) {
     results.push(...checkOtherSecretFiles(config), checkReceiverSetup(config), checkIntake(config));
+    results.push(...(await checkFeedSetup(config)));
+  }
 
   // Without the service settings the database can still be checked.
   const localConfig = config ?? tryLoad(env, overrides);

@@ -13,12 +13,15 @@ export { pruneCutoff, pruneHistory, type PruneCounts } from '../db/store/retenti
 export function startDailyPrune({
   db,
   retentionDays,
+  feedSinks = [],
   log,
   pattern = '17 3 * * *',
   now = Date.now,
 }: {
   db: Connection;
   retentionDays: number;
+  /** The cursor names of the configured feed sinks (see pruneHistory). */
+  feedSinks?: readonly string[];
   log: Logger;
   pattern?: string;
   now?: () => number;
@@ -26,7 +29,7 @@ export function startDailyPrune({
   if (retentionDays <= 0) return () => undefined;
   const job = new Cron(pattern, { protect: true, unref: true }, async () => {
     try {
-      const counts = await pruneHistory({ db, retentionDays, now: now() });
+      const counts = await pruneHistory({ db, retentionDays, feedSinks, now: now() });
       log.info({ ...counts, retentionDays }, 'history pruned');
     } catch (error) {
       log.error({ err: describeError(error) }, 'pruning history failed; retried tomorrow');

@@ -205,6 +205,14 @@ describe('transport-sync doctor', () => {
         'webhook receiver',
         /cannot read the webhook public key/,
       ],
+      [
+        {
+          TRANSPORT_FEED_WEBHOOK_URL: 'https://dispatch.example.net/changes',
+          TRANSPORT_FEED_WEBHOOK_SECRET_FILE: badKey,
+        },
+        'feed webhook',
+        /TRANSPORT_FEED_WEBHOOK_SECRET_FILE \(.*\) cannot be read/,
+      ],
     ];
     for (const [extra, name, problem] of cases) {
       const bad = { ...env, ...extra };

@@ -40,6 +40,7 @@ describe('the error catalogs', () => {
       'config',
       'daemon',
       'db',
+      'feed',
       'ops',
       'outbox',
       'simulator',
@@ -88,12 +89,15 @@ describe('the error catalogs', () => {
       'config.invalid',
       'copy.engines',
       'db.folder_missing',
+      'feed.file_unreadable',
+      'feed.no_secret',
+      'feed.secret_invalid',
       'webhook.key_invalid',
       'webhook.key_unreadable',
       'webhook.no_key',
       'webhook.tls_invalid',
       'webhook.tls_unreadable',
     ]);
-    expect(Object.keys(ERROR_CODES)).toHaveLength(55);
+    expect(Object.keys(ERROR_CODES)).toHaveLength(59);
   });
 });

@@ -1,0 +1,87 @@
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/index.js';
+import type { Connection } from '../db/sql.js';
+import type { Store } from '../db/store.js';
+import { TransportError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { startPublisher, type Publisher, type PublisherState, type Sink } from './publisher.js';
+import { createFeedReader } from './reader.js';
+import { createWebhookSink } from './webhook-sink.js';
+
+/**
+ * The cursor names of the sinks `config` sets up: retention keeps every change one of them has
+ * not acknowledged.
+ */
+export function feedSinkNames(config: Pick<Config, 'feedWebhookUrl'>): string[] {
+  return config.feedWebhookUrl ? ['webhook'] : [];
+}
+
+/**
+ * The sinks `config` sets up, their files read (a bad secret or CA file throws here, at start,
+ * with the setting named).
+ */
+export function createConfiguredSinks(config: Config, clock: Clock): Sink[] {
+  const sinks: Sink[] = [];
+  if (config.feedWebhookUrl && !config.feedWebhookSecretFile) {
+    throw new TransportError({
+      code: 'feed.no_secret',
+      message:
+        'TRANSPORT_FEED_WEBHOOK_URL is set without a signing secret: the outbound webhook is always signed',
+      hint: 'set TRANSPORT_FEED_WEBHOOK_SECRET_FILE, or pass the credential feed_webhook_secret in the unit (docs/feed.md)',
+    });
+  }
+  if (config.feedWebhookUrl && config.feedWebhookSecretFile) {
+    sinks.push(
+      createWebhookSink(
+        {
+          url: config.feedWebhookUrl,
+          secretFile: config.feedWebhookSecretFile,
+          ...(config.feedWebhookCaFile && { caFile: config.feedWebhookCaFile }),
+          isPhiIncluded: config.isFeedWebhookPhiIncluded,
+        },
+        clock,
+      ),
+    );
+  }
+  return sinks;
+}
+
+/** Reads the sinks' files as the daemon will, so that a bad one stops it before it starts. */
+export async function checkFeedSinks(config: Config, clock: Clock): Promise<void> {
+  for (const sink of createConfiguredSinks(config, clock)) await sink.close();
+}
+
+/** The change feed's publishers, one per configured sink, running. */
+export interface FeedPublishers {
+  states(): PublisherState[];
+  stop(): Promise<void>;
+}
+
+/** Starts a publisher for each sink `config` sets up (the leader's duty). */
+export function startFeedPublishers({
+  config,
+  db,
+  store,
+  clock,
+  log,
+}: {
+  config: Config;
+  db: Connection;
+  store: Store;
+  clock: Clock;
+  log: Logger;
+}): FeedPublishers {
+  const reader = createFeedReader(db);
+  const publishers: Publisher[] = createConfiguredSinks(config, clock).map((sink) => {
+    log.info({ sink: sink.name, isPhiIncluded: sink.isPhiIncluded }, 'feed sink started');
+    return startPublisher({ sink, store, reader, clock, log });
+  });
+  return {
+    states: () => publishers.map((publisher) => publisher.state()),
+    async stop() {
+      await Promise.all(publishers.map((publisher) => publisher.stop()));
+    },
+  };
+}
+
+export { type Sink, type PublisherState } from './publisher.js';

@@ -1,0 +1,196 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Clock } from '../clock.js';
+import type { Store } from '../db/store.js';
+import { describeError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { isoFromMs } from '../time.js';
+import { changeDocument, type ChangeDocument } from './document.js';
+import type { FeedReader } from './reader.js';
+
+/** Where the feed goes: an outbound webhook, NOTIFY, NATS. */
+export interface Sink {
+  /** Names its cursor; stable once published (retention and status read it). */
+  name: string;
+  isPhiIncluded: boolean;
+  /**
+   * Delivers documents in order, calling `acknowledged` with each position the receiver took;
+   * throws when one was not taken (the rest are not tried).
+   */
+  deliver(
+    documents: readonly ChangeDocument[],
+    signal: AbortSignal,
+    acknowledged: (position: number) => void,
+  ): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** How a publisher paces itself. */
+export interface PublisherTiming {
+  /** How often it looks for new changes when it has caught up. */
+  pollMs: number;
+  /** First pause after a failed delivery; doubled per failure up to maxBackoffMs. */
+  backoffMs: number;
+  maxBackoffMs: number;
+  /** Changes read and delivered per round. */
+  batchSize: number;
+}
+
+export const DEFAULT_TIMING: PublisherTiming = {
+  pollMs: 100,
+  backoffMs: 500,
+  maxBackoffMs: 60_000,
+  batchSize: 100,
+};
+
+/** What a running publisher reports. */
+export interface PublisherState {
+  sink: string;
+  /** The last position the sink acknowledged. */
+  position: number;
+  /** Failed deliveries in a row (0 when the last one went through). */
+  failures: number;
+  lastError: string | null;
+}
+
+/** A publisher, running. */
+export interface Publisher {
+  state(): PublisherState;
+  /** Look for new changes now (a commit in this process). */
+  wake(): void;
+  /** Resolves once it has delivered every change committed before the call (tests). */
+  caughtUp(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Delivers the change feed to one sink, at least once and in position (commit) order, from a
+ * durable cursor: the position the sink last acknowledged, kept in sync_state and saved after
+ * each round. A process killed between a delivery and the save delivers that round again, which
+ * receivers deduplicate by position. A new cursor starts at 0: the sink receives every change
+ * still kept, history included. A failed delivery is retried after a pause that doubles up to
+ * a minute, with jitter; nothing after it goes out before it does.
+ */
+export function startPublisher({
+  sink,
+  store,
+  reader,
+  clock,
+  log,
+  timing = DEFAULT_TIMING,
+  random = Math.random,
+}: {
+  sink: Sink;
+  store: Store;
+  reader: FeedReader;
+  clock: Clock;
+  log: Logger;
+  timing?: PublisherTiming;
+  random?: () => number;
+}): Publisher {
+  const controller = new AbortController();
+  const { signal } = controller;
+  const state: PublisherState = { sink: sink.name, position: 0, failures: 0, lastError: null };
+  let wakeUp = new AbortController();
+  let lastDelivered = 0;
+  const waiters: { target: number; resolve: () => void }[] = [];
+
+  const settleWaiters = () => {
+    for (const waiter of waiters.splice(0)) {
+      if (lastDelivered >= waiter.target) waiter.resolve();
+      else waiters.push(waiter);
+    }
+  };
+
+  async function pause(ms: number): Promise<void> {
+    const both = AbortSignal.any([signal, wakeUp.signal]);
+    await sleep(ms, undefined, { signal: both }).catch(() => undefined);
+    if (wakeUp.signal.aborted) wakeUp = new AbortController();
+  }
+
+  const saveCursor = (position: number) =>
+    store.transaction((tx) => tx.feedCursors.set(sink.name, position, isoFromMs(clock.now())));
+
+  /** One round: reads after the cursor and delivers; resolves to whether it found any. */
+  async function round(): Promise<boolean> {
+    const page = await reader.readAfter(state.position, timing.batchSize);
+    if (page.changes.length === 0) return false;
+    const documents = page.changes.map((change) =>
+      changeDocument(change, page.overviews.get(change.request_id), {
+        isPhiIncluded: sink.isPhiIncluded,
+      }),
+    );
+    let acknowledged = state.position;
+    try {
+      await sink.deliver(documents, signal, (position) => (acknowledged = position));
+    } finally {
+      if (acknowledged > state.position) {
+        await saveCursor(acknowledged);
+        state.position = acknowledged;
+        // It took something: a failure after this starts a new streak.
+        state.failures = 0;
+      }
+    }
+    return true;
+  }
+
+  async function loop(): Promise<void> {
+    let isCursorRead = false;
+    while (!signal.aborted) {
+      try {
+        if (!isCursorRead) {
+          state.position = (await store.read((tx) => tx.feedCursors.get(sink.name))) ?? 0;
+          isCursorRead = true;
+        }
+        const target = await reader.lastPosition();
+        const hadFailed = state.failures > 0;
+        const found = await round();
+        if (hadFailed) log.info({ sink: sink.name }, 'feed sink delivering again');
+        state.failures = 0;
+        state.lastError = null;
+        if (!found) {
+          lastDelivered = Math.max(lastDelivered, target, state.position);
+          settleWaiters();
+          await pause(timing.pollMs);
+        }
+      } catch (error) {
+        if (signal.aborted) break;
+        state.failures += 1;
+        const { code, message } = describeError(error);
+        state.lastError = message;
+        const backoff = Math.min(
+          timing.maxBackoffMs,
+          timing.backoffMs * 2 ** Math.min(state.failures - 1, 20),
+        );
+        const waitMs = Math.round(backoff * (0.5 + random() / 2));
+        // The first failure of a streak, then every tenth: a receiver down for hours logs a
+        // line every ten minutes or so, not one a minute.
+        if (state.failures === 1 || state.failures % 10 === 0) {
+          log.warn(
+            { sink: sink.name, code, err: message, failures: state.failures, retryInMs: waitMs },
+            'feed sink delivery failed; retrying',
+          );
+        }
+        await pause(waitMs);
+      }
+    }
+  }
+
+  const running = loop().catch((error: unknown) => {
+    log.error({ sink: sink.name, err: describeError(error) }, 'feed publisher stopped');
+  });
+
+  return {
+    state: () => ({ ...state }),
+    wake: () => wakeUp.abort(),
+    async caughtUp() {
+      const target = await reader.lastPosition();
+      if (lastDelivered >= target) return;
+      await new Promise<void>((resolve) => waiters.push({ target, resolve }));
+    },
+    async stop() {
+      controller.abort();
+      await running;
+      await sink.close();
+    },
+  };
+}

@@ -1,0 +1,110 @@
+import { readFileSync } from 'node:fs';
+import type { Clock } from '../clock.js';
+import { TransportError } from '../errors.js';
+import { Agent } from '../undici.js';
+import type { ChangeDocument } from './document.js';
+import type { Sink } from './publisher.js';
+import { parseWebhookSecret, signatureHeaders } from './signature.js';
+
+/** How long one delivery may take, from connecting to the end of the answer. */
+const DELIVERY_TIMEOUT_MS = 10_000;
+
+/** The outbound webhook's settings. */
+export interface WebhookSinkSettings {
+  url: string;
+  secretFile: string;
+  caFile?: string;
+  isPhiIncluded: boolean;
+}
+
+function readSetting(file: string, setting: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new TransportError({
+      code: 'feed.file_unreadable',
+      message: `${setting} (${file}) cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      hint: `check that the file exists and that the daemon's user may read it`,
+      cause: error,
+    });
+  }
+}
+
+/**
+ * The outbound webhook sink: each change is one POST of its document to the configured URL,
+ * signed per the Standard Webhooks specification with `webhook-id` = its position, so that a
+ * receiver drops a repeat delivery by id. A 2xx answer acknowledges it; anything else, or no
+ * answer within 10 s, fails the delivery, which the publisher retries with backoff. TLS
+ * certificates are verified, against TRANSPORT_FEED_WEBHOOK_CA_FILE when set; redirects are not
+ * followed. The secret and CA are read here, at start, so a bad file stops the daemon at once.
+ */
+export function createWebhookSink(settings: WebhookSinkSettings, clock: Clock): Sink {
+  const key = parseWebhookSecret(
+    readSetting(settings.secretFile, 'TRANSPORT_FEED_WEBHOOK_SECRET_FILE'),
+    'TRANSPORT_FEED_WEBHOOK_SECRET_FILE',
+  );
+  const ca = settings.caFile
+    ? readSetting(settings.caFile, 'TRANSPORT_FEED_WEBHOOK_CA_FILE')
+    : undefined;
+  const url = new URL(settings.url);
+  const agent = new Agent({
+    connect: { ...(ca && { ca }), timeout: DELIVERY_TIMEOUT_MS },
+    headersTimeout: DELIVERY_TIMEOUT_MS,
+    bodyTimeout: DELIVERY_TIMEOUT_MS,
+  });
+
+  async function post(document: ChangeDocument, signal: AbortSignal): Promise<void> {
+    const body = JSON.stringify(document);
+    const headers = signatureHeaders(
+      key,
+      String(document.position),
+      Math.floor(clock.now() / 1000),
+      body,
+    );
+    let statusCode: number;
+    try {
+      // Node's fetch over our own connection pool (the CA, the timeouts), as src/api does;
+      // redirects are not followed: a POST must not turn into a GET, or go elsewhere.
+      const init: RequestInit = {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+        signal,
+        redirect: 'manual',
+      };
+      // undici 7's Dispatcher type differs from @types/node's; Node's fetch accepts it.
+      (init as { dispatcher?: unknown }).dispatcher = agent;
+      const answer = await globalThis.fetch(url, init);
+      statusCode = answer.status;
+      await answer.body?.cancel();
+    } catch (error) {
+      throw new TransportError({
+        code: 'feed.delivery_failed',
+        message: `the feed webhook at ${url.origin} could not be reached: ${(error as Error).message}`,
+        isRetryable: true,
+        cause: error,
+      });
+    }
+    if (statusCode < 200 || statusCode > 299) {
+      throw new TransportError({
+        code: 'feed.delivery_failed',
+        message: `the feed webhook at ${url.origin} answered ${statusCode}`,
+        isRetryable: true,
+        details: { status: statusCode },
+      });
+    }
+  }
+
+  return {
+    name: 'webhook',
+    isPhiIncluded: settings.isPhiIncluded,
+    async deliver(documents, signal, acknowledged) {
+      // One at a time, in order: a receiver sees change n only after it acknowledged n - 1.
+      for (const document of documents) {
+        await post(document, signal);
+        acknowledged(document.position);
+      }
+    },
+    close: () => agent.close(),
+  };
+}
