@@ -1,6 +1,6 @@
 import { loadConfig } from '../config/index.js';
 import { openMigratedForWriting, targetOf } from '../db/open.js';
-import { feedSinkNames } from '../feed/index.js';
+import { feedSinkNames } from '../feed/sink-names.js';
 import { pruneCutoff, pruneHistory } from '../ops/retention.js';
 import { DB_FLAG, EXIT, parseCommandArgs, parseIntegerFlag, type Command } from './command.js';
 

@@ -2,6 +2,7 @@ import { loadConfig } from '../config/index.js';
 import { parseCronPattern } from '../daemon/scheduler.js';
 import { isPostgresLocation } from '../db/location.js';
 import { openForReading, targetOf } from '../db/open.js';
+import { feedSinkNames } from '../feed/sink-names.js';
 import { readStatus, type StatusReport, type StatusRun } from '../ops/status.js';
 import { DB_FLAG, EXIT, parseCommandArgs, parseIntegerFlag, type Command } from './command.js';
 
@@ -53,6 +54,7 @@ or configuration.`,
         hasWebhooks: Boolean(config.webhookListen),
         silence: { minutes: config.webhookSilenceMinutes, hours: config.webhookSilenceHours },
         runs,
+        feedSinks: feedSinkNames(config),
       });
     } finally {
       await db.close();
@@ -94,6 +96,10 @@ export function formatStatus(report: StatusReport): string {
     `  outbox          ${report.outbox.pending} pending, ${report.outbox.failed} failed`,
     `  database        ${report.database_path} (${formatBytes(report.database_bytes)}${isPostgresLocation(report.database_path) ? '' : `, WAL ${formatBytes(report.wal_bytes)}`}), schema version ${report.schema_version} of ${report.known_schema_version}`,
     `  daemons         ${formatCluster(report)}`,
+    ...report.feed_sinks.map(
+      (lag) =>
+        `  feed ${lag.sink.padEnd(11)}position ${lag.position} of ${lag.last_position}; ${lag.lag_changes} waiting, oldest ${lag.lag_seconds.toFixed(0)} s`,
+    ),
   ];
   if (report.webhook_silence.is_silent)
     lines.push(

@@ -9,14 +9,6 @@ import { createFeedReader } from './reader.js';
 import { createWebhookSink } from './webhook-sink.js';
 
 /**
- * The cursor names of the sinks `config` sets up: retention keeps every change one of them has
- * not acknowledged.
- */
-export function feedSinkNames(config: Pick<Config, 'feedWebhookUrl'>): string[] {
-  return config.feedWebhookUrl ? ['webhook'] : [];
-}
-
-/**
  * The sinks `config` sets up, their files read (a bad secret or CA file throws here, at start,
  * with the setting named).
  */
@@ -85,3 +77,4 @@ export function startFeedPublishers({
 }
 
 export { type Sink, type PublisherState } from './publisher.js';
+export { feedSinkNames } from './sink-names.js';

@@ -13,6 +13,7 @@ import {
   type OpsServer,
 } from './http-server.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { feedSinkNames } from '../feed/sink-names.js';
 import { registerDbGauges } from './metrics-db.js';
 import { createSystemdNotifier, type SystemdNotifier } from './notify.js';
 import { createProgressCheck, startWatchdog } from './watchdog.js';
@@ -75,6 +76,7 @@ export function createDaemonOps({
         pollMode: config.pollMode,
         hasWebhooks: Boolean(config.webhookListen),
         silence: { minutes: config.webhookSilenceMinutes, hours: config.webhookSilenceHours },
+        feedSinks: feedSinkNames(config),
       });
       const readiness = createReadiness({
         db,

@@ -1,6 +1,7 @@
 import type { Config } from '../config/index.js';
 import type { Connection } from '../db/sql.js';
 import { readSyncState } from '../db/store/sync-state-store.js';
+import { feedSinkNames } from '../feed/sink-names.js';
 
 /** Key in sync_state of the settings the running daemon judges its intake by. */
 export const DAEMON_SETTINGS_KEY = 'daemon_settings';
@@ -29,6 +30,8 @@ export interface IntakeSettings {
   /** TRANSPORT_WEBHOOK_SILENCE_MINUTES as set; null when unset (the default applies). */
   webhook_silence_minutes: number | null;
   webhook_silence_hours: [number, number];
+  /** The change feed's sinks the daemon publishes to (their cursor names); [] when none. */
+  feed_sinks: string[];
 }
 
 /** What the daemon recorded, and when. */
@@ -46,6 +49,7 @@ export function intakeSettingsOf(
     | 'webhookListen'
     | 'webhookSilenceMinutes'
     | 'webhookSilenceHours'
+    | 'feedWebhookUrl'
   >,
 ): IntakeSettings {
   return {
@@ -55,6 +59,7 @@ export function intakeSettingsOf(
     has_webhook_receiver: Boolean(config.webhookListen),
     webhook_silence_minutes: config.webhookSilenceMinutes ?? null,
     webhook_silence_hours: [config.webhookSilenceHours[0], config.webhookSilenceHours[1]],
+    feed_sinks: feedSinkNames(config),
   };
 }
 
@@ -74,13 +79,16 @@ export async function readDaemonSettings(db: Connection): Promise<RecordedIntake
   try {
     const value = JSON.parse(entry.value) as Partial<IntakeSettings>;
     if (!isIntakeSettings(value)) return null;
-    return { ...value, recorded_at: entry.updated_at };
+    // Recorded before the change feed: none.
+    return { ...value, feed_sinks: value.feed_sinks ?? [], recorded_at: entry.updated_at };
   } catch {
     return null;
   }
 }
 
-function isIntakeSettings(value: Partial<IntakeSettings>): value is IntakeSettings {
+function isIntakeSettings(
+  value: Partial<IntakeSettings>,
+): value is Omit<IntakeSettings, 'feed_sinks'> & { feed_sinks?: string[] } {
   return (
     typeof value === 'object' &&
     value !== null &&

@@ -1,5 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { MirrorDb } from '../db/open.js';
+import { readFeedLag, type FeedSinkLag } from '../db/store/feed-cursor-store.js';
 import { countIntakeGaps } from '../db/store/intake-gap-store.js';
 import { databaseSize, readMirrorFacts, type MirrorFacts } from './facts.js';
 import { readLastSuccessAt } from './freshness.js';
@@ -17,6 +18,7 @@ interface Snapshot {
   silence: WebhookSilenceReport;
   lastSuccessMs: number | null;
   bytes: { database: number; wal: number };
+  feed: FeedSinkLag[];
 }
 
 /**
@@ -32,6 +34,7 @@ export function registerDbGauges({
   pollMode = 'on',
   hasWebhooks = false,
   silence = { hours: [0, 24] },
+  feedSinks = [],
 }: {
   registry: Registry;
   db: MirrorDb;
@@ -41,6 +44,8 @@ export function registerDbGauges({
   hasWebhooks?: boolean;
   /** TRANSPORT_WEBHOOK_SILENCE_MINUTES (unset: the default for the mode) and _HOURS. */
   silence?: { minutes?: number | undefined; hours: readonly [number, number] };
+  /** The change feed's configured sinks (their cursor names). */
+  feedSinks?: readonly string[];
 }): void {
   // The silence watch begins with this daemon: a receiver just started has heard nothing yet.
   const watchedSinceMs = now();
@@ -65,6 +70,7 @@ export function registerDbGauges({
       }),
       lastSuccessMs: Number.isFinite(parsed) ? parsed : null,
       bytes: await databaseSize(db),
+      feed: await readFeedLag(db, feedSinks, at),
     };
   };
   // The gauges of one scrape are collected together: they share one read (a promise).
@@ -177,6 +183,26 @@ export function registerDbGauges({
     'transport_sync_database_bytes',
     'Size of the SQLite database file and its write-ahead log.',
     (s) => s.bytes.database + s.bytes.wal,
+  );
+  const feedGauge = (name: string, help: string, read: (lag: FeedSinkLag) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['sink'] as const,
+      registers,
+      async collect() {
+        for (const lag of (await snapshot()).feed) this.set({ sink: lag.sink }, read(lag));
+      },
+    });
+  feedGauge(
+    'transport_sync_feed_lag_changes',
+    'Changes of the change feed committed but not yet acknowledged by the sink.',
+    (lag) => lag.lag_changes,
+  );
+  feedGauge(
+    'transport_sync_feed_lag_seconds',
+    'Age of the oldest change the sink has not yet acknowledged (0 when it has them all).',
+    (lag) => lag.lag_seconds,
   );
   new Gauge({
     name: 'transport_sync_outbox_rows',

@@ -1,4 +1,5 @@
 import { knownSchemaVersion, schemaVersion, type MirrorDb } from '../db/open.js';
+import { readFeedLag, type FeedSinkLag } from '../db/store/feed-cursor-store.js';
 import { readRecentRuns, type RecentRun } from '../db/store/run-store.js';
 import { isoFromMs } from '../time.js';
 import { readCluster, type ClusterReport } from './cluster.js';
@@ -73,6 +74,8 @@ export interface StatusReport {
   webhook_silence: WebhookSilenceReport;
   /** The daemons on this database and the one that leads (on SQLite there is one). */
   cluster: ClusterReport;
+  /** The change feed's sinks the daemon publishes to, and how far behind each is. */
+  feed_sinks: FeedSinkLag[];
 }
 
 /** What `readStatus` needs: an open (read-only is enough) database and the schedule settings. */
@@ -90,6 +93,8 @@ export interface StatusInput {
   silence?: { minutes?: number | undefined; hours: readonly [number, number] };
   /** How many recent runs to list (default 5). */
   runs?: number;
+  /** The feed sinks the caller's settings set up (their cursor names). */
+  feedSinks?: readonly string[];
 }
 
 /**
@@ -163,6 +168,7 @@ export async function readStatus(input: StatusInput): Promise<StatusReport> {
     intake_gaps: intakeGaps,
     webhook_silence: silence,
     cluster: await readCluster(db, input.nowMs),
+    feed_sinks: await readFeedLag(db, settings.feed_sinks, input.nowMs),
   };
 }
 
@@ -175,6 +181,7 @@ function callerSettings(input: StatusInput): IntakeSettings {
     has_webhook_receiver: input.hasWebhooks ?? false,
     webhook_silence_minutes: input.silence?.minutes ?? null,
     webhook_silence_hours: [input.silence?.hours[0] ?? 0, input.silence?.hours[1] ?? 24],
+    feed_sinks: [...(input.feedSinks ?? [])],
   };
 }
 

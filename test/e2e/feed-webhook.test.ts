@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ChangeDocument } from '../../src/feed/document.js';
 import {
+  cleanEnv,
+  freePort,
   processTracker,
   runCli,
   serviceEnv,
@@ -103,7 +105,10 @@ describe('the feed webhook of the daemon', () => {
       await daemon.exited;
     }
     await fetch(`${sim.url}/_sim/stop-mutating/`, { method: 'POST' });
-    const daemon = processes.track(startCli(['run'], daemonEnv()));
+    const monitoring = await freePort();
+    const daemon = processes.track(
+      startCli(['run'], { ...daemonEnv(), TRANSPORT_HTTP_LISTEN: `127.0.0.1:${monitoring}` }),
+    );
     await daemon.waitFor(/"msg":"poll cycle finished"/);
     const feed = () =>
       reading(database.location, async (db) =>
@@ -123,6 +128,10 @@ describe('the feed webhook of the daemon', () => {
       onDelivery = check;
       check();
     });
+    // /metrics carries the sink's lag, read from the database at scrape.
+    const metrics = await (await fetch(`http://127.0.0.1:${monitoring}/metrics`)).text();
+    expect(metrics).toMatch(/^transport_sync_feed_lag_changes\{sink="webhook"\} \d+$/m);
+    expect(metrics).toMatch(/^transport_sync_feed_lag_seconds\{sink="webhook"\} [\d.]+$/m);
     daemon.child.kill('SIGTERM');
     expect((await daemon.exited).code).toBe(0);
 
@@ -144,6 +153,22 @@ describe('the feed webhook of the daemon', () => {
     expect(firsts.length).toBeGreaterThanOrEqual(positions.length);
     expect(firsts).toEqual(atStop.slice(0, firsts.length));
     expect(positions.length).toBeGreaterThan(40);
+    // A shell's status shows the sink the daemon publishes to: at the last position it
+    // delivered, with what committed after it (if anything) waiting.
+    const status = await runCli(
+      ['status', '--json'],
+      cleanEnv({ TRANSPORT_DB: database.location }),
+    );
+    const report = JSON.parse(status.stdout) as { feed_sinks: Record<string, unknown>[] };
+    const delivered = Math.max(...deliveries.map((d) => d.document.position));
+    expect(report.feed_sinks).toEqual([
+      expect.objectContaining({
+        sink: 'webhook',
+        position: delivered,
+        last_position: atStop.at(-1),
+        lag_changes: atStop.filter((position) => position > delivered).length,
+      }),
+    ]);
   });
 
   it('refuses to start with a secret that is not whsec_ and base64 (exit 2), naming the setting', async () => {

@@ -44,6 +44,7 @@ const STATUS_KEYS = [
   'intake_gaps',
   'webhook_silence',
   'cluster',
+  'feed_sinks',
 ];
 
 describe('transport-sync status', () => {

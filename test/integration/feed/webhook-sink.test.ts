@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/clock.js';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
 import { createStore, type Store } from '../../../src/db/store.js';
+import { readFeedLag } from '../../../src/db/store/feed-cursor-store.js';
 import { pruneHistory } from '../../../src/db/store/retention.js';
 import type { ChangeDocument } from '../../../src/feed/document.js';
 import { startPublisher, type PublisherTiming } from '../../../src/feed/publisher.js';
@@ -166,6 +167,32 @@ describe('the outbound webhook sink', () => {
     await second.stop();
     const sent = receiver.received.slice(before).map((r) => r.document.request_id);
     expect(sent).toEqual(['CCCC0001', 'CCCC0002', 'CCCC0003']);
+  });
+
+  it('reports how far behind the sink is: changes waiting and the age of the oldest', async () => {
+    await writeRequests(['AAAA0001', 'AAAA0002', 'AAAA0003'], '2026-11-26T09:00:00.000Z');
+    const positions = await feedPositions();
+    await store.transaction((tx) => tx.feedCursors.set('webhook', positions[0]!, tx.now()));
+    const [oldest] = await queryAll<{ at: string }>(
+      db,
+      'SELECT committed_at AS at FROM request_changes WHERE change_id = @id',
+      { id: positions[1] },
+    );
+    const nowMs = Date.parse(oldest!.at) + 90_000;
+    const [lag] = await readFeedLag(db, ['webhook'], nowMs);
+    expect(lag).toMatchObject({
+      sink: 'webhook',
+      position: positions[0],
+      last_position: positions[2],
+      lag_changes: 2,
+      lag_seconds: 90,
+    });
+    // A sink that has taken nothing yet waits for the whole feed.
+    expect((await readFeedLag(db, ['nats'], nowMs))[0]).toMatchObject({
+      position: 0,
+      lag_changes: 3,
+      cursor_updated_at: null,
+    });
   });
 
   it('holds back retention: a change the sink has not acknowledged is kept, however old', async () => {

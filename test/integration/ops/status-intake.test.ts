@@ -30,6 +30,7 @@ const DAEMON: IntakeSettings = {
   has_webhook_receiver: true,
   webhook_silence_minutes: null,
   webhook_silence_hours: [0, 24],
+  feed_sinks: [],
 };
 
 async function record(settings: IntakeSettings, atMs: number): Promise<void> {

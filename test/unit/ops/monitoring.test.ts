@@ -340,6 +340,8 @@ describe('the Grafana dashboard', () => {
       'transport_sync_quarantined_records',
       'transport_sync_schema_drift',
       'transport_sync_requests',
+      'transport_sync_feed_lag_seconds',
+      'transport_sync_feed_lag_changes',
     ])
       expect(exprs, name).toMatch(new RegExp(`\\b${name}\\b`));
     expect(exprs).toContain('forbidden|unauthorized');
