@@ -57,6 +57,8 @@ export interface Config {
   feedWebhookSecretFile?: string;
   feedWebhookCaFile?: string;
   isFeedWebhookPhiIncluded: boolean;
+  /** NOTIFY channel of the change feed on PostgreSQL; 'none': no notifications. */
+  feedPgChannel: string;
 }
 
 /** Values given on the command line; an unset flag never overwrites the environment. */

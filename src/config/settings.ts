@@ -451,6 +451,15 @@ export const SETTINGS = {
       "Set to 1 to send patients' and requesters' names, dates of birth and e-mail addresses in the outbound webhook's documents; 0 leaves them out.",
     schema: onOff,
   }),
+  feedPgChannel: setting({
+    env: 'TRANSPORT_FEED_PG_CHANNEL',
+    defaultText: 'transport_sync_changes',
+    description:
+      'When the mirror is on PostgreSQL, the daemon (the leader) sends NOTIFY on this channel for every change, in commit order, the payload its position, request id and kind as JSON (docs/feed.md); none: no notifications.',
+    schema: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier, or none'),
+  }),
   logLevel: setting({
     env: 'LOG_LEVEL',
     defaultText: 'info',

@@ -47,6 +47,8 @@ export interface StoreTx {
 export function createStore({ db, clock, log }: { db: Connection; clock: Clock; log?: Logger }) {
   const now = () => isoFromMs(clock.now());
   const written = createSharedWrittenCache();
+  // Told after each commit that logged changes: the change feed's publishers wake at once.
+  const changeListeners = new Set<() => void>();
   // Each kind of drift (source, member, problem) is logged once by this store, when first
   // recorded: a drifted member shows on every request, and a line per request would bury the
   // log. schema_drift, status and /metrics count every request. The member and the first
@@ -126,18 +128,26 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
       const once = async () => {
         // What this attempt writes is its own until it commits; a rollback drops it unmerged.
         const cache = written.begin();
+        let logged = 0;
         const result = await db.transaction(async (sql) => {
           const { tx, changes } = bind(sql, cache);
           changes.reset();
           const done = await work(tx);
           // Last: on PostgreSQL the change rows take their positions in commit order here.
           await changes.flush();
+          logged = changes.loggedCount();
           return done;
         });
         cache.commit();
+        if (logged > 0) for (const listener of changeListeners) listener();
         return result;
       };
       return isConflictRetried ? retryWriteConflicts(once) : once();
+    },
+    /** Calls `listener` after each commit of this store that logged changes; returns its removal. */
+    onChangesCommitted(listener: () => void): () => void {
+      changeListeners.add(listener);
+      return () => changeListeners.delete(listener);
     },
     /** Runs `work` with reads only. */
     read: <T>(work: (tx: StoreTx) => Promise<T>, options?: ReadOptions): Promise<T> =>

@@ -6,13 +6,15 @@ import { TransportError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { startPublisher, type Publisher, type PublisherState, type Sink } from './publisher.js';
 import { createFeedReader } from './reader.js';
+import { createNotifySink } from './notify-sink.js';
+import { isNotifyOn } from './sink-names.js';
 import { createWebhookSink } from './webhook-sink.js';
 
 /**
  * The sinks `config` sets up, their files read (a bad secret or CA file throws here, at start,
  * with the setting named).
  */
-export function createConfiguredSinks(config: Config, clock: Clock): Sink[] {
+export function createConfiguredSinks(config: Config, clock: Clock, store?: Store): Sink[] {
   const sinks: Sink[] = [];
   if (config.feedWebhookUrl && !config.feedWebhookSecretFile) {
     throw new TransportError({
@@ -35,6 +37,7 @@ export function createConfiguredSinks(config: Config, clock: Clock): Sink[] {
       ),
     );
   }
+  if (store && isNotifyOn(config)) sinks.push(createNotifySink(store, config.feedPgChannel));
   return sinks;
 }
 
@@ -64,13 +67,19 @@ export function startFeedPublishers({
   log: Logger;
 }): FeedPublishers {
   const reader = createFeedReader(db);
-  const publishers: Publisher[] = createConfiguredSinks(config, clock).map((sink) => {
+  const publishers: Publisher[] = createConfiguredSinks(config, clock, store).map((sink) => {
     log.info({ sink: sink.name, isPhiIncluded: sink.isPhiIncluded }, 'feed sink started');
     return startPublisher({ sink, store, reader, clock, log });
+  });
+  // A commit of this process wakes them at once; what other processes commit (a backfill, the
+  // other daemons' receivers) they find on their next look, a tenth of a second later.
+  const unsubscribe = store.onChangesCommitted(() => {
+    for (const publisher of publishers) publisher.wake();
   });
   return {
     states: () => publishers.map((publisher) => publisher.state()),
     async stop() {
+      unsubscribe();
       await Promise.all(publishers.map((publisher) => publisher.stop()));
     },
   };

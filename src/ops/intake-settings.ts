@@ -50,6 +50,8 @@ export function intakeSettingsOf(
     | 'webhookSilenceMinutes'
     | 'webhookSilenceHours'
     | 'feedWebhookUrl'
+    | 'feedPgChannel'
+    | 'dbPath'
   >,
 ): IntakeSettings {
   return {

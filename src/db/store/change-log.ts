@@ -26,11 +26,14 @@ export function createChangeLog(sql: Sql, now: () => string) {
   const isDeferred = sql.dialect.engine === 'postgres';
   const one = requestSql(sql.dialect);
   const pending: ChangeRow[] = [];
+  // Changes the running transaction logged, kept or flushed: for the store's commit listeners.
+  let logged = 0;
 
   /** Logs a change of the running transaction. */
   async function add(change: ChangeRow): Promise<void> {
     if (isDeferred) pending.push(change);
     else await sql.run(one.insertChange, { ...change, committed_at: now() });
+    logged += 1;
   }
 
   return {
@@ -44,18 +47,22 @@ export function createChangeLog(sql: Sql, now: () => string) {
      * dropped with the rest of what it wrote.
      */
     async savepoint<T>(work: () => Promise<T>): Promise<T> {
-      const mark = pending.length;
+      const mark = { pending: pending.length, logged };
       try {
         return await withSavepoint(sql, work);
       } catch (error) {
-        pending.length = mark;
+        pending.length = mark.pending;
+        logged = mark.logged;
         throw error;
       }
     },
     /** Forgets what a transaction that did not commit logged (a new one starts). */
     reset(): void {
       pending.length = 0;
+      logged = 0;
     },
+    /** How many changes the running transaction has logged. */
+    loggedCount: () => logged,
     /** Writes the logged changes: the transaction's last statements before COMMIT. */
     async flush(): Promise<void> {
       if (pending.length === 0) return;
