@@ -35,8 +35,13 @@ export interface PublisherTiming {
   batchSize: number;
 }
 
+/**
+ * A commit of this process wakes the publisher at once (the webhook applier's, the poll's), so
+ * the look at the database is for what other processes commit (a backfill, a `sync` beside the
+ * daemon): once a second costs the database next to nothing.
+ */
 export const DEFAULT_TIMING: PublisherTiming = {
-  pollMs: 100,
+  pollMs: 1_000,
   backoffMs: 500,
   maxBackoffMs: 60_000,
   batchSize: 100,
@@ -91,19 +96,17 @@ export function startPublisher({
   const { signal } = controller;
   const state: PublisherState = { sink: sink.name, position: 0, failures: 0, lastError: null };
   let wakeUp = new AbortController();
-  let lastDelivered = 0;
-  const waiters: { target: number; resolve: () => void }[] = [];
+  // Callers of caughtUp(), in call order: each is settled by the first round that begins after
+  // its call and finds nothing left to deliver.
+  const waiters: (() => void)[] = [];
 
-  const settleWaiters = () => {
-    for (const waiter of waiters.splice(0)) {
-      if (lastDelivered >= waiter.target) waiter.resolve();
-      else waiters.push(waiter);
-    }
-  };
-
-  async function pause(ms: number): Promise<void> {
-    const both = AbortSignal.any([signal, wakeUp.signal]);
-    await sleep(ms, undefined, { signal: both }).catch(() => undefined);
+  /**
+   * Waits `ms`, or less when stopped; a wake-up (a commit) ends the wait too unless it is a
+   * backoff: a receiver that is down must not be retried at every commit.
+   */
+  async function pause(ms: number, { isWakeable }: { isWakeable: boolean }): Promise<void> {
+    const ends = isWakeable ? AbortSignal.any([signal, wakeUp.signal]) : signal;
+    await sleep(ms, undefined, { signal: ends }).catch(() => undefined);
     if (wakeUp.signal.aborted) wakeUp = new AbortController();
   }
 
@@ -141,16 +144,16 @@ export function startPublisher({
           state.position = (await store.read((tx) => tx.feedCursors.get(sink.name))) ?? 0;
           isCursorRead = true;
         }
-        const target = await reader.lastPosition();
+        // The callers of caughtUp() so far: this round settles them if it finds nothing left.
+        const waiting = waiters.length;
         const hadFailed = state.failures > 0;
         const found = await round();
         if (hadFailed) log.info({ sink: sink.name }, 'feed sink delivering again');
         state.failures = 0;
         state.lastError = null;
         if (!found) {
-          lastDelivered = Math.max(lastDelivered, target, state.position);
-          settleWaiters();
-          await pause(timing.pollMs);
+          for (const resolve of waiters.splice(0, waiting)) resolve();
+          await pause(timing.pollMs, { isWakeable: true });
         }
       } catch (error) {
         if (signal.aborted) break;
@@ -170,7 +173,7 @@ export function startPublisher({
             'feed sink delivery failed; retrying',
           );
         }
-        await pause(waitMs);
+        await pause(waitMs, { isWakeable: false });
       }
     }
   }
@@ -182,10 +185,10 @@ export function startPublisher({
   return {
     state: () => ({ ...state }),
     wake: () => wakeUp.abort(),
-    async caughtUp() {
-      const target = await reader.lastPosition();
-      if (lastDelivered >= target) return;
-      await new Promise<void>((resolve) => waiters.push({ target, resolve }));
+    caughtUp() {
+      const caught = new Promise<void>((resolve) => waiters.push(resolve));
+      wakeUp.abort();
+      return caught;
     },
     async stop() {
       controller.abort();

@@ -64,15 +64,6 @@ export function createFeedReader(db: Connection) {
         { isSnapshot: true },
       );
     },
-    /** The last position of the feed (0 when it is empty). */
-    async lastPosition(): Promise<number> {
-      return db.read(async (sql) => {
-        const row = await sql.get<{ last: number | null }>(
-          'SELECT max(change_id) AS last FROM request_changes',
-        );
-        return Number(row?.last ?? 0);
-      });
-    },
   };
 }
 

@@ -44,10 +44,14 @@ let secretFile: string;
 async function startReceiver() {
   const received: { document: ChangeDocument; problem: string | null }[] = [];
   const answers: number[] = [];
+  // Every request, refused or not, and a wait on their count.
+  const attempts = { count: 0, onAttempt: () => {} };
   const server: Server = createServer((request, response) => {
     let body = '';
     request.on('data', (chunk) => (body += chunk));
     request.on('end', () => {
+      attempts.count += 1;
+      attempts.onAttempt();
       const status = answers.shift() ?? 204;
       if (status < 300) {
         received.push({
@@ -64,6 +68,15 @@ async function startReceiver() {
     url: `http://127.0.0.1:${port}/feed/`,
     received,
     answers,
+    attempts,
+    /** Resolves once `count` requests have arrived in all. */
+    attemptsReach: (count: number) =>
+      new Promise<void>((resolve) => {
+        attempts.onAttempt = () => {
+          if (attempts.count >= count) resolve();
+        };
+        attempts.onAttempt();
+      }),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -153,6 +166,34 @@ describe('the outbound webhook sink', () => {
     expect(
       await queryAll(db, "SELECT value FROM sync_state WHERE key = 'feed_cursor:webhook'"),
     ).toEqual([{ value: String(positions.at(-1)) }]);
+  });
+
+  it('backs off from a receiver that is down, however often commits wake it', async () => {
+    receiver.answers.push(...Array.from({ length: 50 }, () => 503));
+    await writeRequests(['AAAA0001'], '2026-11-26T09:00:00.000Z');
+    const sink = createWebhookSink(
+      { url: receiver.url, secretFile, isPhiIncluded: false },
+      systemClock,
+    );
+    const publisher = startPublisher({
+      sink,
+      store,
+      reader: createFeedReader(db),
+      clock: systemClock,
+      log: silentLogger(),
+      timing: { ...FAST, backoffMs: 60_000, maxBackoffMs: 60_000 },
+      random: () => 1,
+    });
+    await receiver.attemptsReach(1);
+    // Commits wake it (as the daemon's do): during a backoff of a minute, none may retry.
+    for (let i = 0; i < 10; i += 1) {
+      await writeRequests([`WAKE${i}`], '2026-11-26T09:01:00.000Z');
+      publisher.wake();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.attempts.count).toBe(1);
+    expect(publisher.state()).toMatchObject({ failures: 1, position: 0 });
+    await publisher.stop();
   });
 
   it('goes on from its cursor after a restart, sending only what came since', async () => {
