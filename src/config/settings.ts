@@ -24,11 +24,14 @@ export interface Setting<T> {
 const httpUrl = z.string().refine((text) => {
   try {
     const url = new URL(text);
-    return (url.protocol === 'https:' || url.protocol === 'http:') && !url.search && !url.hash;
+    // No user:password: the daemon logs its URLs at start, and a secret must not reach the log.
+    const hasCredentials = url.username !== '' || url.password !== '';
+    const isHttp = url.protocol === 'https:' || url.protocol === 'http:';
+    return isHttp && !url.search && !url.hash && !hasCredentials;
   } catch {
     return false;
   }
-}, 'must be an http(s) URL without query or fragment, e.g. https://api.example.com/');
+}, 'must be an http(s) URL without query, fragment or user:password, e.g. https://api.example.com/');
 
 const wholeNumber = (min: number, max: number) =>
   z

@@ -49,6 +49,15 @@ describe('loadConfig', () => {
     expect(problem({ ...service, TRANSPORT_BASE_URL: 'ftp://x' })).toMatch(
       /TRANSPORT_BASE_URL must be an http\(s\) URL/,
     );
+    // A password in a URL would be logged with the configuration at start: refused, never echoed.
+    const withPassword = problem({
+      ...service,
+      TRANSPORT_FEED_WEBHOOK_URL: 'https://dispatch:hunter2@dispatch.example.net/changes',
+    });
+    expect(withPassword).toMatch(
+      /TRANSPORT_FEED_WEBHOOK_URL must be an http\(s\) URL without query, fragment or user:password/,
+    );
+    expect(withPassword).not.toContain('hunter2');
     expect(problem({ ...service, TRANSPORT_STATES: 'accepted,pending' })).toMatch(
       /TRANSPORT_STATES/,
     );
