@@ -47,6 +47,11 @@ export const isAmongIds = (dialect: Dialect, column: string) =>
     ? `${column} IN (SELECT unnest(@ids::text[]))`
     : `${column} IN (SELECT value FROM json_each(@ids))`;
 
+/** The `@ids` parameter of isAmongIds: an array on PostgreSQL, JSON text on SQLite. */
+export const idsParam = (dialect: Dialect, ids: readonly string[]) => ({
+  ids: dialect.engine === 'postgres' ? ids : JSON.stringify(ids),
+});
+
 /** INSERT of the rows in `@rows`, in their order (PostgreSQL). */
 export const insertRows = (table: Table, columns: readonly string[]) =>
   `INSERT INTO ${table.name} (${list(columns)})

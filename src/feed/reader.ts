@@ -1,4 +1,4 @@
-import { isAmongIds } from '../db/set-sql.js';
+import { idsParam, isAmongIds } from '../db/set-sql.js';
 import type { Connection } from '../db/sql.js';
 import type { ChangeLogRow, OverviewRow } from './document.js';
 
@@ -34,9 +34,6 @@ export function createFeedReader(db: Connection) {
       old_values_json, new_values_json
     FROM request_changes WHERE change_id > @after ORDER BY change_id LIMIT @limit`;
   const overviewText = `SELECT * FROM request_overview WHERE ${isAmongIds(db.dialect, 'request_id')}`;
-  const idsParam = (ids: string[]) => ({
-    ids: db.engine === 'postgres' ? ids : JSON.stringify(ids),
-  });
 
   return {
     /** Up to `limit` changes after position `after` (0: from the oldest kept). */
@@ -53,7 +50,7 @@ export function createFeedReader(db: Connection) {
           const overviews = new Map<string, OverviewRow>();
           if (changes.length === 0) return { changes, overviews };
           const ids = [...new Set(changes.map((change) => change.request_id))];
-          for (const row of await sql.all<OverviewRow>(overviewText, idsParam(ids))) {
+          for (const row of await sql.all<OverviewRow>(overviewText, idsParam(db.dialect, ids))) {
             for (const column of OVERVIEW_BOOLEANS) {
               if (typeof row[column] === 'number') row[column] = row[column] === 1;
             }
