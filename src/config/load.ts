@@ -59,6 +59,12 @@ export interface Config {
   isFeedWebhookPhiIncluded: boolean;
   /** NOTIFY channel of the change feed on PostgreSQL; 'none': no notifications. */
   feedPgChannel: string;
+  /** Unset: no NATS sink of the change feed. */
+  feedNatsUrl?: string[];
+  feedNatsSubject: string;
+  feedNatsCredsFile?: string;
+  feedNatsCaFile?: string;
+  isFeedNatsPhiIncluded: boolean;
 }
 
 /** Values given on the command line; an unset flag never overwrites the environment. */
@@ -75,6 +81,7 @@ export const CREDENTIAL_FILES = {
   webhookTlsCertFile: 'webhook_tls_cert',
   webhookTlsKeyFile: 'webhook_tls_key',
   feedWebhookSecretFile: 'feed_webhook_secret',
+  feedNatsCredsFile: 'feed_nats_creds',
 } as const satisfies Partial<Record<keyof Config, string>>;
 
 interface LoadOptions {
@@ -140,8 +147,11 @@ export function loadConfig({ env, needsService, overrides = {} }: LoadOptions): 
 }
 
 function describeProblem(definition: Setting<unknown>, text: string, issue: string | undefined) {
-  // A URL's password is masked: a misplaced one must not reach a log through this message.
-  const masked = text.replace(/(:\/\/[^:/@]*):[^@/]*@/, '$1:***@');
+  // A URL's password is masked, or all of its user part when it has no password (a NATS token):
+  // a misplaced secret must not reach a log through this message.
+  const masked = text
+    .replace(/(:\/\/[^:/@,]*):[^@/,]*@/g, '$1:***@')
+    .replace(/(:\/\/)[^:/@,]+@/g, '$1***@');
   const shown = definition.isSecret ? '' : ` (got "${masked.slice(0, 80)}")`;
   return `${definition.env} ${issue ?? 'is invalid'}${shown}`;
 }

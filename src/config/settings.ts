@@ -33,6 +33,25 @@ const httpUrl = z.string().refine((text) => {
   }
 }, 'must be an http(s) URL without query, fragment or user:password, e.g. https://api.example.com/');
 
+/** NATS server URLs: nats:// or tls://, comma-separated, credentials never in them (they are logged). */
+const natsUrls = z
+  .string()
+  .transform((text) => text.split(',').map((part) => part.trim()))
+  .refine(
+    (urls) =>
+      urls.every((text) => {
+        try {
+          const url = new URL(text);
+          const hasCredentials = url.username !== '' || url.password !== '';
+          const isNats = url.protocol === 'nats:' || url.protocol === 'tls:';
+          return isNats && url.hostname !== '' && !url.search && !url.hash && !hasCredentials;
+        } catch {
+          return false;
+        }
+      }),
+    'must be nats:// or tls:// URLs, comma-separated, without user:password (use TRANSPORT_FEED_NATS_CREDS_FILE), e.g. nats://127.0.0.1:4222',
+  );
+
 const wholeNumber = (min: number, max: number) =>
   z
     .string()
@@ -462,6 +481,43 @@ export const SETTINGS = {
     schema: z
       .string()
       .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier, or none'),
+  }),
+  feedNatsUrl: setting({
+    env: 'TRANSPORT_FEED_NATS_URL',
+    description:
+      'NATS server(s) the daemon (the leader) publishes every change of the mirror to, through JetStream, in commit order with Nats-Msg-Id = its position (docs/feed.md): nats:// or tls:// URLs, comma-separated, without user:password. Unset: no NATS sink.',
+    schema: natsUrls,
+  }),
+  feedNatsSubject: setting({
+    env: 'TRANSPORT_FEED_NATS_SUBJECT',
+    defaultText: 'transport.requests.changes',
+    description:
+      'The subject the NATS sink publishes on. A JetStream stream must capture it; when none does, the daemon creates one (docs/feed.md).',
+    schema: z
+      .string()
+      .regex(
+        /^[^\s.*>]+(?:\.[^\s.*>]+)*$/,
+        'must be a NATS subject without wildcards, e.g. transport.requests.changes',
+      ),
+  }),
+  feedNatsCredsFile: setting({
+    env: 'TRANSPORT_FEED_NATS_CREDS_FILE',
+    description:
+      'NATS credentials file (a user JWT and its NKey seed) the NATS sink authenticates with. Unset: the systemd credential `feed_nats_creds` when present, else no authentication.',
+    schema: z.string().min(1, 'must be a file path'),
+  }),
+  feedNatsCaFile: setting({
+    env: 'TRANSPORT_FEED_NATS_CA_FILE',
+    description:
+      "PEM certificate(s) of a private CA that the NATS server's TLS certificate is verified against; setting it requires TLS. Unset: the system's trusted CAs (TLS when the URL is tls:// or the server requires it).",
+    schema: z.string().min(1, 'must be a file path'),
+  }),
+  isFeedNatsPhiIncluded: setting({
+    env: 'TRANSPORT_FEED_NATS_INCLUDE_PHI',
+    defaultText: '0',
+    description:
+      "Set to 1 to send patients' and requesters' names, dates of birth and e-mail addresses in the documents published to NATS; 0 leaves them out.",
+    schema: onOff,
   }),
   logLevel: setting({
     env: 'LOG_LEVEL',

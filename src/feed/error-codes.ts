@@ -8,11 +8,11 @@ import type { ErrorCatalog } from '../error-codes.js';
 export const FEED_ERROR_CODES = {
   /** TRANSPORT_FEED_WEBHOOK_SECRET_FILE does not hold a whsec_ secret. */
   'feed.secret_invalid': 'usage',
-  /** TRANSPORT_FEED_WEBHOOK_SECRET_FILE or TRANSPORT_FEED_WEBHOOK_CA_FILE cannot be read. */
+  /** A sink's file setting (secret, credentials, CA) cannot be read. */
   'feed.file_unreadable': 'usage',
   /** TRANSPORT_FEED_WEBHOOK_URL is set without its secret. */
   'feed.no_secret': 'usage',
-  /** A sink did not take a delivery (retried with backoff). */
+  /** A sink did not take a delivery, or cannot be reached (retried with backoff). */
   'feed.delivery_failed': 'failure',
 } as const satisfies ErrorCatalog;
 

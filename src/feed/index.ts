@@ -6,6 +6,7 @@ import { TransportError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { startPublisher, type Publisher, type PublisherState, type Sink } from './publisher.js';
 import { createFeedReader } from './reader.js';
+import { createNatsSink } from './nats-sink.js';
 import { createNotifySink } from './notify-sink.js';
 import { isNotifyOn } from './sink-names.js';
 import { createWebhookSink } from './webhook-sink.js';
@@ -35,6 +36,17 @@ export function createConfiguredSinks(config: Config, clock: Clock, store?: Stor
         },
         clock,
       ),
+    );
+  }
+  if (config.feedNatsUrl) {
+    sinks.push(
+      createNatsSink({
+        servers: config.feedNatsUrl,
+        subject: config.feedNatsSubject,
+        ...(config.feedNatsCredsFile && { credsFile: config.feedNatsCredsFile }),
+        ...(config.feedNatsCaFile && { caFile: config.feedNatsCaFile }),
+        isPhiIncluded: config.isFeedNatsPhiIncluded,
+      }),
     );
   }
   if (store && isNotifyOn(config)) sinks.push(createNotifySink(store, config.feedPgChannel));

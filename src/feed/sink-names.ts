@@ -7,9 +7,13 @@ import { isPostgresLocation } from '../config/settings.js';
  * without the sinks' libraries, for the commands that only need the names.
  */
 export function feedSinkNames(
-  config: Pick<Config, 'feedWebhookUrl' | 'feedPgChannel' | 'dbPath'>,
+  config: Pick<Config, 'feedWebhookUrl' | 'feedNatsUrl' | 'feedPgChannel' | 'dbPath'>,
 ): string[] {
-  return [...(config.feedWebhookUrl ? ['webhook'] : []), ...(isNotifyOn(config) ? ['notify'] : [])];
+  return [
+    ...(config.feedWebhookUrl ? ['webhook'] : []),
+    ...(config.feedNatsUrl ? ['nats'] : []),
+    ...(isNotifyOn(config) ? ['notify'] : []),
+  ];
 }
 
 /** Whether the daemon sends NOTIFY for the feed: on PostgreSQL, unless the channel is none. */

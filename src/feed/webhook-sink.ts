@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
 import type { Clock } from '../clock.js';
 import { TransportError } from '../errors.js';
 import { Agent } from '../undici.js';
 import type { ChangeDocument } from './document.js';
 import type { Sink } from './publisher.js';
+import { readSettingFile } from './setting-file.js';
 import { parseWebhookSecret, signatureHeaders } from './signature.js';
 
 /** How long one delivery may take, from connecting to the end of the answer. */
@@ -17,19 +17,6 @@ export interface WebhookSinkSettings {
   isPhiIncluded: boolean;
 }
 
-function readSetting(file: string, setting: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new TransportError({
-      code: 'feed.file_unreadable',
-      message: `${setting} (${file}) cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
-      hint: `check that the file exists and that the daemon's user may read it`,
-      cause: error,
-    });
-  }
-}
-
 /**
  * The outbound webhook sink: each change is one POST of its document to the configured URL,
  * signed per the Standard Webhooks specification with `webhook-id` = its position, so that a
@@ -40,11 +27,11 @@ function readSetting(file: string, setting: string): string {
  */
 export function createWebhookSink(settings: WebhookSinkSettings, clock: Clock): Sink {
   const key = parseWebhookSecret(
-    readSetting(settings.secretFile, 'TRANSPORT_FEED_WEBHOOK_SECRET_FILE'),
+    readSettingFile(settings.secretFile, 'TRANSPORT_FEED_WEBHOOK_SECRET_FILE'),
     'TRANSPORT_FEED_WEBHOOK_SECRET_FILE',
   );
   const ca = settings.caFile
-    ? readSetting(settings.caFile, 'TRANSPORT_FEED_WEBHOOK_CA_FILE')
+    ? readSettingFile(settings.caFile, 'TRANSPORT_FEED_WEBHOOK_CA_FILE')
     : undefined;
   const url = new URL(settings.url);
   const agent = new Agent({

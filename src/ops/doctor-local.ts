@@ -48,6 +48,7 @@ export function checkOtherSecretFiles(config: Config): CheckResult[] {
     ['database password', config.dbPasswordFile],
     ['webhook TLS key', config.webhookTlsKeyFile],
     ['feed webhook secret', config.feedWebhookSecretFile],
+    ['feed NATS credentials', config.feedNatsCredsFile],
   ];
   return files.flatMap(([name, file]) =>
     file && existsSync(file) ? [checkPrivateFile(name, file)] : [],

@@ -7,9 +7,8 @@ import { createNotifySink } from '../../../src/feed/notify-sink.js';
 import { startPublisher } from '../../../src/feed/publisher.js';
 import { createFeedReader } from '../../../src/feed/reader.js';
 import { silentLogger } from '../../../src/log.js';
-import { normalizeDetail } from '../../../src/sync/normalize.js';
 import { createMigratedTestDatabase, queryAll, type TestDatabase } from '../../helpers/engine.js';
-import { detailRecord, listFields } from '../../helpers/records.js';
+import { writeRequests } from '../../helpers/feed.js';
 
 /*
  * The NOTIFY sink on PostgreSQL (this file is left out of the sqlite project): a listener on the
@@ -39,19 +38,6 @@ afterEach(async () => {
   await database.drop();
 });
 
-async function writeRequests(ids: string[]): Promise<void> {
-  await store.transaction(async (tx) => {
-    for (const id of ids) {
-      await tx.requests.write({
-        normalized: normalizeDetail(detailRecord({ request_id: id }), listFields()),
-        rawJson: '{}',
-        source: 'poll',
-        observedAt: '2026-11-26T09:00:00.000Z',
-      });
-    }
-  });
-}
-
 /** Resolves once the listener has heard `count` notifications. */
 async function heardAtLeast(count: number): Promise<void> {
   while (heard.length < count) {
@@ -61,7 +47,7 @@ async function heardAtLeast(count: number): Promise<void> {
 
 describe('the NOTIFY sink', () => {
   it('notifies every change in feed order, with its position, request and kind only', async () => {
-    await writeRequests(['AAAA0001', 'AAAA0002']);
+    await writeRequests(store, ['AAAA0001', 'AAAA0002'], '2026-11-26T09:00:00.000Z');
     const publisher = startPublisher({
       sink: createNotifySink(store, 'transport_sync_changes'),
       store,
@@ -72,7 +58,11 @@ describe('the NOTIFY sink', () => {
     });
     // Written while it runs: the commit wakes it (its own look is a second away).
     store.onChangesCommitted(() => publisher.wake());
-    await writeRequests(['BBBB0001', 'BBBB0002', 'BBBB0003', 'BBBB0004']);
+    await writeRequests(
+      store,
+      ['BBBB0001', 'BBBB0002', 'BBBB0003', 'BBBB0004'],
+      '2026-11-26T09:00:00.000Z',
+    );
     await heardAtLeast(6);
     await publisher.stop();
     const feed = await queryAll<{ position: number; request_id: string }>(

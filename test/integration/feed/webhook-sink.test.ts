@@ -13,7 +13,6 @@ import { startPublisher, type PublisherTiming } from '../../../src/feed/publishe
 import { createFeedReader } from '../../../src/feed/reader.js';
 import { createWebhookSink } from '../../../src/feed/webhook-sink.js';
 import { silentLogger } from '../../../src/log.js';
-import { normalizeDetail } from '../../../src/sync/normalize.js';
 import { captureLogger } from '../../helpers/api.js';
 import {
   createMigratedTestDatabase,
@@ -21,8 +20,9 @@ import {
   queryAll,
   type TestDatabase,
 } from '../../helpers/engine.js';
+import { feedPositions, writeRequests } from '../../helpers/feed.js';
 import { changeDocumentValidator } from '../../helpers/feed-schema.js';
-import { detailRecord, listFields, tempDir } from '../../helpers/records.js';
+import { tempDir } from '../../helpers/records.js';
 import { standardWebhookProblem } from '../../helpers/standard-webhooks.js';
 
 /*
@@ -81,24 +81,6 @@ async function startReceiver() {
   };
 }
 
-async function writeRequests(ids: string[], at: string): Promise<void> {
-  await store.transaction(async (tx) => {
-    for (const id of ids) {
-      await tx.requests.write({
-        normalized: normalizeDetail(detailRecord({ request_id: id }), listFields()),
-        rawJson: '{}',
-        source: 'poll',
-        observedAt: at,
-      });
-    }
-  });
-}
-
-const feedPositions = async () =>
-  (
-    await queryAll<{ id: number }>(db, 'SELECT change_id AS id FROM request_changes ORDER BY 1')
-  ).map((row) => Number(row.id));
-
 beforeEach(async () => {
   database = await createMigratedTestDatabase();
   db = await openDatabase({ location: database.location });
@@ -131,6 +113,7 @@ function publish(log = silentLogger()) {
 describe('the outbound webhook sink', () => {
   it('delivers every change once acknowledged, in order, signed, through refusals and an outage', async () => {
     await writeRequests(
+      store,
       ['AAAA0001', 'AAAA0002', 'AAAA0003', 'AAAA0004'],
       '2026-11-26T09:00:00.000Z',
     );
@@ -139,6 +122,7 @@ describe('the outbound webhook sink', () => {
     const { log, lines } = captureLogger();
     const publisher = publish(log);
     await writeRequests(
+      store,
       Array.from({ length: 20 }, (_, i) => `BBBB${String(i).padStart(4, '0')}`),
       '2026-11-26T09:01:00.000Z',
     );
@@ -146,7 +130,7 @@ describe('the outbound webhook sink', () => {
     const state = publisher.state();
     await publisher.stop();
 
-    const positions = await feedPositions();
+    const positions = await feedPositions(db);
     expect(positions).toHaveLength(24);
     // Each was acknowledged once (a refused one is not taken), in position order.
     expect(receiver.received.map((r) => r.document.position)).toEqual(positions);
@@ -170,7 +154,7 @@ describe('the outbound webhook sink', () => {
 
   it('backs off from a receiver that is down, however often commits wake it', async () => {
     receiver.answers.push(...Array.from({ length: 50 }, () => 503));
-    await writeRequests(['AAAA0001'], '2026-11-26T09:00:00.000Z');
+    await writeRequests(store, ['AAAA0001'], '2026-11-26T09:00:00.000Z');
     const sink = createWebhookSink(
       { url: receiver.url, secretFile, isPhiIncluded: false },
       systemClock,
@@ -187,7 +171,7 @@ describe('the outbound webhook sink', () => {
     await receiver.attemptsReach(1);
     // Commits wake it (as the daemon's do): during a backoff of a minute, none may retry.
     for (let i = 0; i < 10; i += 1) {
-      await writeRequests([`WAKE${i}`], '2026-11-26T09:01:00.000Z');
+      await writeRequests(store, [`WAKE${i}`], '2026-11-26T09:01:00.000Z');
       publisher.wake();
     }
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -197,12 +181,12 @@ describe('the outbound webhook sink', () => {
   });
 
   it('goes on from its cursor after a restart, sending only what came since', async () => {
-    await writeRequests(['AAAA0001', 'AAAA0002'], '2026-11-26T09:00:00.000Z');
+    await writeRequests(store, ['AAAA0001', 'AAAA0002'], '2026-11-26T09:00:00.000Z');
     const first = publish();
     await first.caughtUp();
     await first.stop();
     const before = receiver.received.length;
-    await writeRequests(['CCCC0001', 'CCCC0002', 'CCCC0003'], '2026-11-26T09:05:00.000Z');
+    await writeRequests(store, ['CCCC0001', 'CCCC0002', 'CCCC0003'], '2026-11-26T09:05:00.000Z');
     const second = publish();
     await second.caughtUp();
     await second.stop();
@@ -211,8 +195,8 @@ describe('the outbound webhook sink', () => {
   });
 
   it('reports how far behind the sink is: changes waiting and the age of the oldest', async () => {
-    await writeRequests(['AAAA0001', 'AAAA0002', 'AAAA0003'], '2026-11-26T09:00:00.000Z');
-    const positions = await feedPositions();
+    await writeRequests(store, ['AAAA0001', 'AAAA0002', 'AAAA0003'], '2026-11-26T09:00:00.000Z');
+    const positions = await feedPositions(db);
     await store.transaction((tx) => tx.feedCursors.set('webhook', positions[0]!, tx.now()));
     const [oldest] = await queryAll<{ at: string }>(
       db,
@@ -238,10 +222,11 @@ describe('the outbound webhook sink', () => {
 
   it('holds back retention: a change the sink has not acknowledged is kept, however old', async () => {
     await writeRequests(
+      store,
       ['AAAA0001', 'AAAA0002', 'AAAA0003', 'AAAA0004'],
       '2020-01-01T00:00:00.000Z',
     );
-    const positions = await feedPositions();
+    const positions = await feedPositions(db);
     await execute(
       db,
       "INSERT INTO sync_state (key, value, updated_at) VALUES ('feed_cursor:webhook', @value, @at)",
@@ -250,7 +235,7 @@ describe('the outbound webhook sink', () => {
     const now = Date.parse('2026-11-26T09:00:00.000Z');
     const counts = await pruneHistory({ db, retentionDays: 30, now, feedSinks: ['webhook'] });
     expect(counts.requestChanges).toBe(2);
-    expect(await feedPositions()).toEqual(positions.slice(2));
+    expect(await feedPositions(db)).toEqual(positions.slice(2));
     // A sink with no cursor yet holds everything; without sinks, age alone decides.
     expect(
       (await pruneHistory({ db, retentionDays: 30, now, feedSinks: ['webhook', 'nats'] }))

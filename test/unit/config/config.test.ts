@@ -74,6 +74,33 @@ describe('loadConfig', () => {
     expect(problem(withoutId)).toMatch(/TRANSPORT_CLIENT_ID is required/);
   });
 
+  it('takes NATS servers as a list, never with credentials or wildcards', () => {
+    const config = loadConfig({
+      env: { TRANSPORT_FEED_NATS_URL: 'nats://n1.example.net:4222, tls://n2.example.net:4222' },
+      needsService: false,
+    });
+    expect(config).toMatchObject({
+      feedNatsUrl: ['nats://n1.example.net:4222', 'tls://n2.example.net:4222'],
+      feedNatsSubject: 'transport.requests.changes',
+      isFeedNatsPhiIncluded: false,
+    });
+    for (const url of [
+      'nats://dispatch:hunter2@n1.example.net:4222',
+      'nats://s3cr3ttoken@n1.example.net:4222',
+      'https://n1.example.net:4222',
+      'nats://n1.example.net:4222,',
+    ]) {
+      const text = problem({ TRANSPORT_FEED_NATS_URL: url }, false);
+      expect(text, url).toMatch(/TRANSPORT_FEED_NATS_URL must be nats:\/\/ or tls:\/\/ URLs/);
+      expect(text).not.toMatch(/hunter2|s3cr3ttoken/);
+    }
+    for (const subject of ['transport.*', 'transport.>', 'transport..changes', 'a b']) {
+      expect(problem({ TRANSPORT_FEED_NATS_SUBJECT: subject }, false), subject).toMatch(
+        /TRANSPORT_FEED_NATS_SUBJECT must be a NATS subject without wildcards/,
+      );
+    }
+  });
+
   it('needs no service settings for commands that only use the database', () => {
     expect(loadConfig({ env: {}, needsService: false }).dbPath).toBe('./data/transport-sync.db');
   });

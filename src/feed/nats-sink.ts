@@ -1,0 +1,148 @@
+import {
+  JetStreamApiCodes,
+  JetStreamApiError,
+  jetstream,
+  jetstreamManager,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
+import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import { TransportError, describeError } from '../errors.js';
+import type { ChangeDocument } from './document.js';
+import type { Sink } from './publisher.js';
+import { readSettingFile } from './setting-file.js';
+
+const NATS_TIMEOUT_MS = 10_000;
+
+/** The NATS sink's settings. */
+export interface NatsSinkSettings {
+  servers: string[];
+  subject: string;
+  credsFile?: string;
+  caFile?: string;
+  isPhiIncluded: boolean;
+  /** How long connecting, or one publish's acknowledgement, may take (10 s). */
+  timeoutMs?: number;
+}
+
+/** The stream the sink creates when none captures its subject: the subject, upper-cased. */
+export function streamNameFor(subject: string): string {
+  return subject.toUpperCase().replace(/[^A-Z0-9_-]/g, '_');
+}
+
+function deliveryFailed(what: string, error: unknown): TransportError {
+  return new TransportError({
+    code: 'feed.delivery_failed',
+    message: `NATS sink: ${what}: ${describeError(error).message}`,
+    hint: 'check TRANSPORT_FEED_NATS_URL, that the server runs with JetStream on, and the credentials',
+    cause: error,
+  });
+}
+
+/**
+ * The NATS JetStream sink: each change is one message on the subject, its body the change
+ * document, with `Nats-Msg-Id` = its position, published one after another so that the stream
+ * holds them in feed order. A change counts as delivered once JetStream acknowledged storing it.
+ *
+ * At least once, held once: JetStream drops a repeated Nats-Msg-Id within the stream's duplicate
+ * window (two minutes by default), and beyond it, before its first publish on each connection
+ * and after every failure, the sink reads the subject's last message from the stream and counts
+ * every position up to its id as delivered. A daemon killed after the publish and before its
+ * cursor was saved, however long ago, does not store the change a second time.
+ *
+ * A stream must capture the subject. When none does, the sink creates one (file storage, the
+ * server's defaults for retention), named after the subject: an operator who wants other limits
+ * creates it first. The credentials and CA files are read here, at start.
+ */
+export function createNatsSink(settings: NatsSinkSettings): Sink {
+  const creds = settings.credsFile
+    ? readSettingFile(settings.credsFile, 'TRANSPORT_FEED_NATS_CREDS_FILE')
+    : undefined;
+  const ca = settings.caFile
+    ? readSettingFile(settings.caFile, 'TRANSPORT_FEED_NATS_CA_FILE')
+    : undefined;
+  const encoder = new TextEncoder();
+  const timeout = settings.timeoutMs ?? NATS_TIMEOUT_MS;
+  let connection: NatsConnection | null = null;
+  /** The last position the stream is known to hold; null: read it before publishing. */
+  let streamPosition: number | null = null;
+
+  async function connected(): Promise<NatsConnection> {
+    if (connection && !connection.isClosed()) return connection;
+    try {
+      connection = await connect({
+        servers: settings.servers,
+        name: 'transport-sync',
+        timeout,
+        // The client reconnects by itself; a publish while it is away fails after its timeout
+        // and the publisher retries with backoff.
+        maxReconnectAttempts: -1,
+        ...(creds && { authenticator: credsAuthenticator(encoder.encode(creds)) }),
+        ...(ca && { tls: { ca } }),
+      });
+    } catch (error) {
+      throw deliveryFailed(`cannot connect to ${settings.servers.join(', ')}`, error);
+    }
+    streamPosition = null;
+    return connection;
+  }
+
+  /** The stream capturing the subject, created when there is none. */
+  async function streamOf(manager: JetStreamManager): Promise<string> {
+    try {
+      return await manager.streams.find(settings.subject);
+    } catch (error) {
+      const isNone =
+        error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound;
+      if (!isNone) throw error;
+    }
+    const name = streamNameFor(settings.subject);
+    await manager.streams.add({ name, subjects: [settings.subject] });
+    return name;
+  }
+
+  /** The position of the subject's last message in its stream (0: none). */
+  async function readStreamPosition(nc: NatsConnection): Promise<number> {
+    try {
+      const manager = await jetstreamManager(nc, { timeout });
+      const stream = await streamOf(manager);
+      const last = await manager.streams.getMessage(stream, { last_by_subj: settings.subject });
+      const id = last?.header?.get('Nats-Msg-Id');
+      return id && /^\d+$/.test(id) ? Number(id) : 0;
+    } catch (error) {
+      throw deliveryFailed(`cannot read the stream of ${settings.subject}`, error);
+    }
+  }
+
+  return {
+    name: 'nats',
+    isPhiIncluded: settings.isPhiIncluded,
+    async deliver(documents: readonly ChangeDocument[], signal, acknowledged) {
+      const nc = await connected();
+      streamPosition ??= await readStreamPosition(nc);
+      const js = jetstream(nc, { timeout });
+      for (const document of documents) {
+        if (signal.aborted) return;
+        if (document.position <= streamPosition) {
+          acknowledged(document.position);
+          continue;
+        }
+        try {
+          await js.publish(settings.subject, encoder.encode(JSON.stringify(document)), {
+            msgID: String(document.position),
+          });
+        } catch (error) {
+          // Stored or not, we cannot tell: read the stream again before the retry.
+          streamPosition = null;
+          throw deliveryFailed(`position ${document.position} was not acknowledged`, error);
+        }
+        streamPosition = document.position;
+        acknowledged(document.position);
+      }
+    },
+    async close() {
+      const nc = connection;
+      connection = null;
+      if (nc && !nc.isClosed()) await nc.close();
+    },
+  };
+}
