@@ -90,7 +90,7 @@ export function createStore({ db, clock, log }: { db: Connection; clock: Clock; 
         checkpoints: createCheckpointStore(sql),
         intakeGaps: createIntakeGapStore(sql),
         drift: createDriftStore(sql, { onNew }),
-        events: createEventStore(sql),
+        events: createEventStore(sql, changes),
         outbox: createOutboxStore(sql),
         feedCursors: createFeedCursorStore(sql),
         sql,

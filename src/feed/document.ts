@@ -13,7 +13,7 @@ export type FeedKind = (typeof FEED_KINDS)[number];
 export interface ChangeLogRow {
   position: number;
   request_id: string;
-  /** request_changes.kind: created, updated, available or unavailable. */
+  /** request_changes.kind: created, updated, available, unavailable or profile. */
   kind: string;
   source: string;
   committed_at: string;
@@ -60,6 +60,40 @@ export const PHI_COLUMNS: ReadonlySet<string> = new Set([
   'user_email',
 ]);
 
+/**
+ * The request_profiles columns a `profile` change's values carry without PHI: where and when,
+ * what a crew needs to act. Every other profile column (names, member and subscriber ids, phone
+ * numbers, notes, diagnoses, medications, coverage) goes out only with INCLUDE_PHI; its name
+ * still shows in changed_columns. An allow-list, so that a column added later stays in until
+ * someone judges it.
+ */
+export const PROFILE_COLUMNS_WITHOUT_PHI: ReadonlySet<string> = new Set([
+  'scheduling_option',
+  'scheduling_type',
+  'account_name',
+  'facility_name',
+  'pickup_facility_name',
+  'pickup_facility_type',
+  'pickup_exact_location',
+  'pickup_room_number',
+  'pickup_stair_steps',
+  'destination_facility_name',
+  'destination_facility_type',
+  'destination_exact_location',
+  'destination_address_detail',
+  'destination_room_number',
+  'destination_stair_steps',
+  'trip_priority_level',
+  'appointment_datetime',
+  'return_date_time',
+  'revised_eta',
+  'wait_and_return',
+  'return_on_will_call',
+  'round_trip_other_service_request_id',
+  'change_request_enabled',
+  'escalated',
+]);
+
 /** The feed's kind of a change-log row. */
 export function feedKindOf(row: Pick<ChangeLogRow, 'kind' | 'changed_columns'>): FeedKind {
   if (row.kind === 'created') return 'new';
@@ -81,6 +115,15 @@ export function changeDocument(
 ): ChangeDocument {
   const filter = <T extends Record<string, unknown>>(values: T | null): T | null =>
     values === null || isPhiIncluded ? values : withoutPhi(values);
+  const filterValues =
+    row.kind === 'profile'
+      ? (values: Record<string, unknown> | null) =>
+          values === null || isPhiIncluded
+            ? values
+            : Object.fromEntries(
+                Object.entries(values).filter(([key]) => PROFILE_COLUMNS_WITHOUT_PHI.has(key)),
+              )
+      : filter;
   return {
     position: row.position,
     request_id: row.request_id,
@@ -90,8 +133,8 @@ export function changeDocument(
     changed_columns: row.changed_columns === '' ? [] : row.changed_columns.split(','),
     old_state: row.old_state,
     new_state: row.new_state,
-    old_values: filter(row.old_values),
-    new_values: filter(row.new_values),
+    old_values: filterValues(row.old_values),
+    new_values: filterValues(row.new_values),
     request: overview === undefined ? null : filter(overview),
   };
 }

@@ -12,7 +12,7 @@ import { isSettled } from './settled.js';
 export interface ChangeRow {
   request_id: string;
   observed_at: string;
-  kind: 'created' | 'updated' | 'available' | 'unavailable';
+  kind: 'created' | 'updated' | 'available' | 'unavailable' | 'profile';
   source: WriteSource;
   /** The changed columns, comma-separated. */
   changed_columns: string;

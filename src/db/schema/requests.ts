@@ -124,7 +124,7 @@ export const requestChanges = table(
     change_id: c.id(),
     request_id: c.text().notNull(),
     observed_at: c.timestamp().notNull(),
-    /** created, updated, unavailable or available. */
+    /** created, updated, unavailable, available, or profile (request_profiles alone). */
     kind: c.text().notNull(),
     source: c.text().notNull(),
     /** Comma-separated names of the requests columns that changed. */

@@ -6,7 +6,13 @@ import {
   type EventRow,
   type ProfileRow,
 } from '../schema/index.js';
-import { insertRows, isAmongIds } from '../set-sql.js';
+import {
+  planProfileChanges,
+  type ProfileObservation,
+  type StoredProfile,
+} from '../../mirror/profile-plan.js';
+import { idsParam as idsParamOf, insertRows, isAmongIds } from '../set-sql.js';
+import type { ChangeLog } from './change-log.js';
 import {
   jsonWithUnstorableSpelledOut,
   unstorableTextIn,
@@ -63,14 +69,9 @@ const UPSERT_PROFILES = `${insertRows(requestProfiles, PROFILE_WRITE)}
   WHERE excluded.event_id >= request_profiles.event_id`;
 
 /** A profile to write, with the event that carried it. */
-export interface ProfileWrite {
-  profile: ProfileRow;
-  eventId: string;
-  /** The event's event_timestamp. */
-  updatedAt: string;
-}
+export type ProfileWrite = ProfileObservation;
 
-export function createEventStore(sql: Sql) {
+export function createEventStore(sql: Sql, changes: ChangeLog) {
   /**
    * A delivery's row: unprocessed, or, where its payload holds text the engine cannot store
    * (NUL, half a surrogate pair), with it spelled out and processed at once with the reason.
@@ -105,9 +106,19 @@ export function createEventStore(sql: Sql) {
   const markProcessedMany = `UPDATE webhook_events
     SET processed_at = @at, error = NULL, attempts = attempts + 1
     WHERE ${isAmongIds(sql.dialect, 'event_id')}`;
-  const idsParam = (ids: readonly string[]) => ({
-    ids: sql.dialect.engine === 'postgres' ? ids : JSON.stringify(ids),
-  });
+  const idsParam = (ids: readonly string[]) => idsParamOf(sql.dialect, ids);
+  const selectProfiles = `SELECT ${PROFILE_WRITE.join(', ')} FROM request_profiles
+    WHERE ${isAmongIds(sql.dialect, 'request_id')}`;
+  /** The stored profiles of the writes' requests, and the changes the writes make to them. */
+  async function logProfileChanges(writes: readonly ProfileWrite[]): Promise<void> {
+    const stored = await sql.all<StoredProfile>(
+      selectProfiles,
+      idsParam(writes.map((write) => write.profile.request_id)),
+    );
+    await changes.addAll(
+      planProfileChanges(writes, new Map(stored.map((row) => [String(row.request_id), row]))),
+    );
+  }
   const findLater = async (requestId: string, eventId: string) => {
     const row = await sql.get<LaterRow>(laterApplied, { request_id: requestId, event_id: eventId });
     return row && laterEventOf(row);
@@ -201,10 +212,12 @@ export function createEventStore(sql: Sql) {
     },
     /**
      * writeProfile for profiles of distinct requests: one statement on PostgreSQL, a statement
-     * each on SQLite (where a prepared statement per row costs less than unpacking JSON).
+     * each on SQLite (where a prepared statement per row costs less than unpacking JSON), after
+     * one that reads the stored profiles for the change log (see mirror/profile-plan.ts).
      */
     async writeProfiles(profiles: readonly ProfileWrite[]): Promise<void> {
       if (profiles.length === 0) return;
+      await logProfileChanges(profiles);
       const rows = profiles.map(({ profile, eventId, updatedAt }) => ({
         ...profile,
         event_id: eventId,
@@ -216,12 +229,13 @@ export function createEventStore(sql: Sql) {
     },
     /** Writes a profile unless a later event already wrote it; true when written. */
     async writeProfile(profile: ProfileRow, eventId: string, updatedAt: string): Promise<boolean> {
-      const changes = await sql.run(UPSERT_PROFILE, {
+      await logProfileChanges([{ profile, eventId, updatedAt }]);
+      const written = await sql.run(UPSERT_PROFILE, {
         ...profile,
         event_id: eventId,
         updated_at: updatedAt,
       });
-      return changes > 0;
+      return written > 0;
     },
     /** Events not yet processed. */
     async pendingCount(): Promise<number> {

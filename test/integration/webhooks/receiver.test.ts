@@ -135,6 +135,40 @@ describe('the webhook receiver', () => {
     expect(await row('SELECT attempts FROM webhook_events')).toEqual({ attempts: 1 });
   });
 
+  it('logs a change of kind profile when an event changes only members without a requests column', async () => {
+    hook = await startWebhookFixture({ requests: 0 });
+    await hook.post(v2Event('evt_0001', { data: webhookData({ note: 'first note' }) }));
+    await hook.service.idle();
+    await hook.post(
+      v2Event('evt_0002', {
+        event_timestamp: '2026-11-21T10:00:00.000Z',
+        data: webhookData({ note: 'second note' }),
+      }),
+    );
+    await hook.service.idle();
+    const changes = await queryAll<Record<string, unknown>>(
+      hook.db,
+      'SELECT kind, source, changed_columns, old_values_json, new_values_json FROM request_changes ORDER BY change_id',
+    );
+    // The first event created the request (its first profile with it); the second changed the
+    // profile's note and nothing of the requests row: before profiles were logged, no change.
+    expect(changes.map((change) => change.kind)).toEqual(['created', 'profile']);
+    expect(changes[1]).toMatchObject({ source: 'webhook', changed_columns: 'note' });
+    expect(JSON.parse(String(changes[1]!.old_values_json))).toEqual({ note: 'first note' });
+    expect(JSON.parse(String(changes[1]!.new_values_json))).toEqual({ note: 'second note' });
+    // The same event again changes nothing.
+    await hook.post(
+      v2Event('evt_0003', {
+        event_timestamp: '2026-11-21T10:05:00.000Z',
+        data: webhookData({ note: 'second note' }),
+      }),
+    );
+    await hook.service.idle();
+    expect(
+      await hook.count("SELECT count(*) AS n FROM request_changes WHERE kind = 'profile'"),
+    ).toBe(1);
+  });
+
   it('never moves a request back for an older event, whatever order events arrive in', async () => {
     hook = await startWebhookFixture({ requests: 0 });
     const received = v2Event('evt_0001', {

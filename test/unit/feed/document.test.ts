@@ -126,6 +126,40 @@ describe('a change document', () => {
     expect(document.request).toMatchObject({ patient_first_name: 'Seán', user_last_name: 'Reyes' });
   });
 
+  it("sends a profile change's place and time, its patient data only with PHI", () => {
+    const profileRow = row({
+      kind: 'profile',
+      source: 'webhook',
+      changed_columns: 'pickup_room_number,patient_membership_primary_id,contact_phone,note',
+      old_state: null,
+      new_state: null,
+      old_values: {
+        pickup_room_number: '4B',
+        patient_membership_primary_id: 'MBR-1',
+        contact_phone: '312-555-0101',
+        note: 'DNR on file',
+      },
+      new_values: {
+        pickup_room_number: '5C',
+        patient_membership_primary_id: 'MBR-2',
+        contact_phone: '312-555-0199',
+        note: 'oxygen 2L',
+      },
+    });
+    const without = changeDocument(profileRow, overview(), { isPhiIncluded: false });
+    validator.expectValid(without);
+    expect(without.kind).toBe('profile');
+    expect(without.changed_columns).toHaveLength(4);
+    expect(without.old_values).toEqual({ pickup_room_number: '4B' });
+    expect(without.new_values).toEqual({ pickup_room_number: '5C' });
+    for (const secret of ['MBR-', '555-01', 'DNR', 'oxygen']) {
+      expect(JSON.stringify(without)).not.toContain(secret);
+    }
+    const withPhi = changeDocument(profileRow, overview(), { isPhiIncluded: true });
+    validator.expectValid(withPhi);
+    expect(withPhi.new_values).toEqual(profileRow.new_values);
+  });
+
   it('has a null request once the request is gone, and still validates', () => {
     const document = changeDocument(row(), undefined, { isPhiIncluded: false });
     expect(document.request).toBeNull();
