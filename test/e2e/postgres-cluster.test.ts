@@ -1,24 +1,30 @@
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/open.js';
+import type { ChangeDocument } from '../../src/feed/document.js';
+import { streamNameFor } from '../../src/feed/nats-sink.js';
 import { createSimulator, type Simulator } from '../../src/simulator/index.js';
 import { freePort, processTracker, runCli, serviceEnv, startCli } from '../helpers/cli.js';
 import {
   countRows,
   createTestDatabase,
   queryAll,
+  reading,
   testEngine,
   type TestDatabase,
 } from '../helpers/engine.js';
+import { feedPositions } from '../helpers/feed.js';
+import { deleteStream, natsClient, natsUrl, streamMessages } from '../helpers/nats.js';
 import { tempDir } from '../helpers/records.js';
 import { expectMirrorEqualsWebhookTruth } from '../helpers/webhook-truth.js';
 
 /*
- * Several daemons on one PostgreSQL database: each receives webhooks, one leads (applies them).
- * The simulator delivers to both in turn, as a load balancer in front of them would, and leaves
- * a receiver that refused a connection out of the rotation for a while. Runs in the postgres
- * project only (its name says so).
+ * Several daemons on one PostgreSQL database: each receives webhooks, one leads (applies them,
+ * publishes the change feed). The simulator delivers to both in turn, as a load balancer in front
+ * of them would, and leaves a receiver that refused a connection out of the rotation for a while.
+ * Runs in the postgres project only (its name says so).
  */
 
 const processes = processTracker();
@@ -51,12 +57,18 @@ describe('two daemons sharing one PostgreSQL database', () => {
     });
     writeFileSync(keyFile, sim.webhooks!.publicKeyPem);
     const { url } = await sim.listen(0, '127.0.0.1');
+    // Both publish the feed to NATS when they lead; the stream is to hold it once, in order.
+    const natsServer = await natsUrl();
+    const nats = await natsClient(natsServer);
+    const subject = `transport_sync_cluster.${randomBytes(6).toString('hex')}.changes`;
     const envOf = (port: number) =>
       serviceEnv(url, {
         TRANSPORT_DB: database!.location,
         TRANSPORT_POLL: 'off',
         TRANSPORT_WEBHOOK_LISTEN: `127.0.0.1:${port}`,
         TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE: keyFile,
+        TRANSPORT_FEED_NATS_URL: natsServer,
+        TRANSPORT_FEED_NATS_SUBJECT: subject,
       });
     const first = processes.track(startCli(['run'], envOf(portA)));
     await first.waitFor(leading, 20_000);
@@ -67,6 +79,15 @@ describe('two daemons sharing one PostgreSQL database', () => {
     // A burst of 1,000 events; the leader is killed once about a third are acknowledged.
     sim.mutate(1000);
     while (sim.webhooks!.stats.delivered < 300) await sleep(10);
+    // The first leader has published part of the feed: the second is to go on from its cursor.
+    const natsCursor = () =>
+      reading(database!.location, (db) =>
+        queryAll<{ value: string }>(
+          db,
+          "SELECT value FROM sync_state WHERE key = 'feed_cursor:nats'",
+        ).then((rows) => Number(rows[0]?.value ?? 0)),
+      );
+    await expect.poll(natsCursor, { timeout: 20_000 }).toBeGreaterThan(0);
     first.child.kill('SIGKILL');
     const killedAt = Date.now();
     await second.waitFor(leading, 30_000);
@@ -98,6 +119,15 @@ describe('two daemons sharing one PostgreSQL database', () => {
       }
       expect(await expectMirrorEqualsWebhookTruth({ db, sim })).toBeGreaterThan(30);
 
+      // The feed: the new leader went on from the NATS sink's saved cursor, so the stream holds
+      // every change once, in feed order, whoever published it.
+      const positions = await feedPositions(db);
+      await expect.poll(natsCursor, { timeout: 30_000 }).toBeGreaterThanOrEqual(positions.at(-1)!);
+      const published = await streamMessages(nats, streamNameFor(subject), subject);
+      expect(published.map((message) => message.json<ChangeDocument>().position)).toEqual(
+        positions,
+      );
+
       const status = await runCli(['status', '--json'], envOf(portB));
       const cluster = (
         JSON.parse(status.stdout) as {
@@ -114,6 +144,8 @@ describe('two daemons sharing one PostgreSQL database', () => {
       );
     } finally {
       await db.close();
+      await deleteStream(nats, streamNameFor(subject));
+      await nats.close();
     }
   }, 180_000);
 });
