@@ -38,19 +38,35 @@ export function createConfiguredSinks(config: Config, clock: Clock, store?: Stor
       ),
     );
   }
-  if (config.feedNatsUrl) {
-    sinks.push(
-      createNatsSink({
-        servers: config.feedNatsUrl,
-        subject: config.feedNatsSubject,
-        ...(config.feedNatsCredsFile && { credsFile: config.feedNatsCredsFile }),
-        ...(config.feedNatsCaFile && { caFile: config.feedNatsCaFile }),
-        isPhiIncluded: config.isFeedNatsPhiIncluded,
-      }),
-    );
-  }
+  const nats = natsSinkOf(config);
+  if (nats) sinks.push(nats);
   if (store && isNotifyOn(config)) sinks.push(createNotifySink(store, config.feedPgChannel));
   return sinks;
+}
+
+function natsSinkOf(config: Config) {
+  if (!config.feedNatsUrl) return undefined;
+  return createNatsSink({
+    servers: config.feedNatsUrl,
+    subject: config.feedNatsSubject,
+    ...(config.feedNatsCredsFile && { credsFile: config.feedNatsCredsFile }),
+    ...(config.feedNatsCaFile && { caFile: config.feedNatsCaFile }),
+    isPhiIncluded: config.isFeedNatsPhiIncluded,
+  });
+}
+
+/**
+ * Connects to the configured NATS servers as the sink will and reports what it found (the
+ * server, JetStream, the stream of the subject); throws saying what failed. For `doctor`.
+ */
+export async function probeNatsSink(config: Config): Promise<string> {
+  const sink = natsSinkOf(config);
+  if (!sink) throw new Error('TRANSPORT_FEED_NATS_URL is not set');
+  try {
+    return await sink.probe();
+  } finally {
+    await sink.close();
+  }
 }
 
 /** Reads the sinks' files as the daemon will, so that a bad one stops it before it starts. */

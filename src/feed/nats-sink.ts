@@ -29,6 +29,18 @@ export function streamNameFor(subject: string): string {
   return subject.toUpperCase().replace(/[^A-Z0-9_-]/g, '_');
 }
 
+/** The stream that captures `subject`, or null when none does. */
+async function findStream(manager: JetStreamManager, subject: string): Promise<string | null> {
+  try {
+    return await manager.streams.find(subject);
+  } catch (error) {
+    const isNone =
+      error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound;
+    if (isNone) return null;
+    throw error;
+  }
+}
+
 function deliveryFailed(what: string, error: unknown): TransportError {
   return new TransportError({
     code: 'feed.delivery_failed',
@@ -53,7 +65,7 @@ function deliveryFailed(what: string, error: unknown): TransportError {
  * server's defaults for retention), named after the subject: an operator who wants other limits
  * creates it first. The credentials and CA files are read here, at start.
  */
-export function createNatsSink(settings: NatsSinkSettings): Sink {
+export function createNatsSink(settings: NatsSinkSettings): Sink & { probe(): Promise<string> } {
   const creds = settings.credsFile
     ? readSettingFile(settings.credsFile, 'TRANSPORT_FEED_NATS_CREDS_FILE')
     : undefined;
@@ -66,19 +78,20 @@ export function createNatsSink(settings: NatsSinkSettings): Sink {
   /** The last position the stream is known to hold; null: read it before publishing. */
   let streamPosition: number | null = null;
 
+  const options = {
+    servers: settings.servers,
+    name: 'transport-sync',
+    timeout,
+    ...(creds && { authenticator: credsAuthenticator(encoder.encode(creds)) }),
+    ...(ca && { tls: { ca } }),
+  };
+
   async function connected(): Promise<NatsConnection> {
     if (connection && !connection.isClosed()) return connection;
     try {
-      connection = await connect({
-        servers: settings.servers,
-        name: 'transport-sync',
-        timeout,
-        // The client reconnects by itself; a publish while it is away fails after its timeout
-        // and the publisher retries with backoff.
-        maxReconnectAttempts: -1,
-        ...(creds && { authenticator: credsAuthenticator(encoder.encode(creds)) }),
-        ...(ca && { tls: { ca } }),
-      });
+      // The client reconnects by itself; a publish while it is away fails after its timeout and
+      // the publisher retries with backoff.
+      connection = await connect({ ...options, maxReconnectAttempts: -1 });
     } catch (error) {
       throw deliveryFailed(`cannot connect to ${settings.servers.join(', ')}`, error);
     }
@@ -88,13 +101,8 @@ export function createNatsSink(settings: NatsSinkSettings): Sink {
 
   /** The stream capturing the subject, created when there is none. */
   async function streamOf(manager: JetStreamManager): Promise<string> {
-    try {
-      return await manager.streams.find(settings.subject);
-    } catch (error) {
-      const isNone =
-        error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound;
-      if (!isNone) throw error;
-    }
+    const found = await findStream(manager, settings.subject);
+    if (found) return found;
     const name = streamNameFor(settings.subject);
     await manager.streams.add({ name, subjects: [settings.subject] });
     return name;
@@ -116,6 +124,22 @@ export function createNatsSink(settings: NatsSinkSettings): Sink {
   return {
     name: 'nats',
     isPhiIncluded: settings.isPhiIncluded,
+    async probe() {
+      let nc: NatsConnection | undefined;
+      try {
+        nc = await connect({ ...options, maxReconnectAttempts: 0 });
+        const manager = await jetstreamManager(nc, { timeout });
+        const stream = await findStream(manager, settings.subject);
+        const where = `${nc.getServer()}, JetStream on`;
+        return stream
+          ? `${where}; stream ${stream} captures ${settings.subject}`
+          : `${where}; no stream captures ${settings.subject} yet: the daemon will create ${streamNameFor(settings.subject)}`;
+      } catch (error) {
+        throw deliveryFailed(`cannot reach JetStream at ${settings.servers.join(', ')}`, error);
+      } finally {
+        await nc?.close();
+      }
+    },
     async deliver(documents: readonly ChangeDocument[], signal, acknowledged) {
       const nc = await connected();
       streamPosition ??= await readStreamPosition(nc);

@@ -8,7 +8,7 @@ import { databaseError } from '../db/sqlite/errors.js';
 import { inspectSqlite, type Inspection } from '../db/sqlite/inspect.js';
 import { systemClock } from '../clock.js';
 import { describeError, TransportError } from '../errors.js';
-import { checkFeedSinks } from '../feed/index.js';
+import { checkFeedSinks, probeNatsSink } from '../feed/index.js';
 import { checkReceiverFiles } from '../webhooks/preflight.js';
 import type { CheckResult } from './doctor.js';
 
@@ -92,26 +92,37 @@ export function checkReceiverSetup(config: Config): CheckResult {
 }
 
 /**
- * The change feed's webhook, where configured: its secret (and CA) read as `run` reads them at
- * start. No line when it is not configured: it is an extra, not a part every setup has.
+ * The change feed's sinks, where configured: the webhook's secret (and CA) read as `run` reads
+ * them at start; NATS reached, its JetStream and stream looked at. No line for a sink that is not
+ * configured: they are extras, not parts every setup has.
  */
 export async function checkFeedSetup(config: Config): Promise<CheckResult[]> {
-  const name = 'feed webhook';
-  if (!config.feedWebhookUrl) return [];
+  const results: CheckResult[] = [];
+  if (config.feedWebhookUrl) {
+    const url = config.feedWebhookUrl;
+    results.push(
+      await feedCheck('feed webhook', async () => {
+        // The webhook's files alone: NATS has a line of its own.
+        await checkFeedSinks({ ...config, feedNatsUrl: undefined }, systemClock);
+        const files = config.feedWebhookCaFile ? 'its secret and CA' : 'its secret';
+        return `${files} read; posts to ${new URL(url).origin}`;
+      }),
+    );
+  }
+  if (config.feedNatsUrl) results.push(await feedCheck('feed NATS', () => probeNatsSink(config)));
+  return results;
+}
+
+async function feedCheck(name: string, check: () => Promise<string>): Promise<CheckResult> {
   try {
-    await checkFeedSinks(config, systemClock);
-    const files = config.feedWebhookCaFile ? 'its secret and CA' : 'its secret';
-    const detail = `${files} read; posts to ${new URL(config.feedWebhookUrl).origin}`;
-    return [{ name, status: 'ok', detail }];
+    return { name, status: 'ok', detail: await check() };
   } catch (error) {
-    return [
-      {
-        name,
-        status: 'fail',
-        detail: describeError(error).message,
-        hint: error instanceof TransportError ? error.hint : undefined,
-      },
-    ];
+    return {
+      name,
+      status: 'fail',
+      detail: describeError(error).message,
+      hint: error instanceof TransportError ? error.hint : undefined,
+    };
   }
 }
 

@@ -5,11 +5,13 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   cleanEnv,
+  freePort,
   runCli,
   serviceEnv,
   startSimulatorProcess,
   type RunningCli,
 } from '../helpers/cli.js';
+import { natsUrl } from '../helpers/nats.js';
 import { tempDir } from '../helpers/records.js';
 
 let sim: RunningCli & { url: string };
@@ -85,6 +87,32 @@ describe('transport-sync doctor', () => {
     expect(checks.filter((c) => c.name !== 'free space').map((c) => c.status)).toEqual(
       names.map(() => 'ok'),
     );
+  });
+
+  it('reaches the NATS of the feed, and fails one that does not answer', async () => {
+    const subject = `transport_sync_doctor.${process.pid}.changes`;
+    const { env } = await healthyEnv(sim.url, {
+      TRANSPORT_FEED_NATS_URL: await natsUrl(),
+      TRANSPORT_FEED_NATS_SUBJECT: subject,
+    });
+    const reached = await runCli(['doctor'], env);
+    expect(reached.code, reached.stdout).toBe(0);
+    expect(check(reached.stdout, 'feed NATS').line).toMatch(
+      new RegExp(
+        `^ok {4}feed NATS: .*JetStream on; no stream captures ${subject.replaceAll('.', '\\.')} yet`,
+      ),
+    );
+    const port = await freePort();
+    const away = await runCli(['doctor'], {
+      ...env,
+      TRANSPORT_FEED_NATS_URL: `nats://127.0.0.1:${port}`,
+    });
+    expect(away.code, away.stdout).toBe(1);
+    const line = check(away.stdout, 'feed NATS');
+    expect(line.line).toMatch(
+      /^FAIL {2}feed NATS: NATS sink: cannot reach JetStream at nats:\/\/127\.0\.0\.1:\d+/,
+    );
+    expect(line.todo).toMatch(/TRANSPORT_FEED_NATS_URL/);
   });
 
   it('fails a setup that can receive nothing, and warns of polling alone', async () => {
