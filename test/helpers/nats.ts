@@ -75,15 +75,19 @@ export function natsServerBinary(): string {
   return found;
 }
 
-/** A NATS server of the test's own with JetStream, on a free port; its store survives restarts. */
-export async function startOwnNatsServer() {
+/**
+ * A NATS server of the test's own with JetStream, on a free port; its store survives restarts.
+ * `extraArgs` go to nats-server (TLS, for one).
+ */
+export async function startOwnNatsServer(extraArgs: string[] = []) {
   const binary = natsServerBinary();
   const port = await freePort();
   const storeDir = tempDir('transport-sync-nats-');
   let child: ChildProcess | null = null;
 
   async function start(): Promise<void> {
-    const started = spawn(binary, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], {
+    const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...extraArgs];
+    const started = spawn(binary, args, {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     child = started;

@@ -1,12 +1,16 @@
 import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** A certificate authority made for one test, and a helper to issue server certificates. */
 export interface TestCa {
   /** The CA certificate (PEM file): what a client is told to trust. */
   caFile: string;
-  /** Issues a certificate for 127.0.0.1 into `<dir>/<name>.crt` and `.key`. */
-  issue(name: string): { certFile: string; keyFile: string };
+  /**
+   * Issues a certificate for 127.0.0.1 (or the subjectAltName entries given, e.g. DNS:localhost)
+   * into `<dir>/<name>.crt` and `.key`.
+   */
+  issue(name: string, altNames?: string[]): { certFile: string; keyFile: string };
 }
 
 /**
@@ -35,12 +39,12 @@ export function createTestCa(dir: string): TestCa {
   );
   return {
     caFile,
-    issue(name) {
+    issue(name, altNames = ['IP:127.0.0.1']) {
       const keyFile = join(dir, `${name}.key`);
       const certFile = join(dir, `${name}.crt`);
       const csr = join(dir, `${name}.csr`);
       const ext = join(dir, `${name}.ext`);
-      execFileSync('sh', ['-c', `printf 'subjectAltName=IP:127.0.0.1\\n' > '${ext}'`]);
+      writeFileSync(ext, `subjectAltName=${altNames.join(',')}\n`);
       openssl(
         ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', csr].concat([
           '-subj',

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/clock.js';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
@@ -23,6 +23,7 @@ import {
   streamMessages,
 } from '../../helpers/nats.js';
 import { tempDir } from '../../helpers/records.js';
+import { createTestCa } from '../../helpers/tls-certs.js';
 
 /*
  * The NATS JetStream sink and its publisher against a real nats-server: every change lands in
@@ -142,6 +143,50 @@ describe('the NATS JetStream sink', () => {
       nc = await natsClient(server.url);
       expect(await storedPositions(nc)).toEqual(await feedPositions(db));
     } finally {
+      await nc?.close();
+      nc = undefined;
+      await server.stop();
+    }
+  });
+
+  it('verifies the server against TRANSPORT_FEED_NATS_CA_FILE, and refuses a server it cannot verify', async () => {
+    const dir = tempDir();
+    const ca = createTestCa(dir);
+    // By name, as operators reach their servers (the client verifies the name it dialed).
+    const { certFile, keyFile } = ca.issue('nats', ['DNS:localhost']);
+    const server = await startOwnNatsServer(['--tls', '--tlscert', certFile, '--tlskey', keyFile]);
+    const tlsUrl = server.url.replace('nats://127.0.0.1', 'tls://localhost');
+    try {
+      await writeRequests(store, requestIds('AAAA', 3), '2026-11-26T09:00:00.000Z');
+      const sinkOf = (caFile?: string) =>
+        createNatsSink({
+          servers: [tlsUrl],
+          subject,
+          ...(caFile && { caFile }),
+          isPhiIncluded: false,
+          timeoutMs: 2_000,
+        });
+      // Without the private CA, the system's CAs do not vouch for it: no connection.
+      const untrusted = sinkOf();
+      await expect(untrusted.probe()).rejects.toThrow(/cannot reach JetStream/);
+      await untrusted.close();
+      const trusted = sinkOf(ca.caFile);
+      expect(await trusted.probe()).toMatch(/JetStream on/);
+      await trusted.close();
+      const publisher = startPublisher({
+        sink: sinkOf(ca.caFile),
+        store,
+        reader: createFeedReader(db),
+        clock: systemClock,
+        log: silentLogger(),
+        timing: FAST,
+      });
+      await publisher.caughtUp();
+      await publisher.stop();
+      nc = await connect({ servers: tlsUrl, tls: { caFile: ca.caFile } });
+      expect(await storedPositions(nc)).toEqual(await feedPositions(db));
+    } finally {
+      if (nc) await deleteStream(nc, streamNameFor(subject));
       await nc?.close();
       nc = undefined;
       await server.stop();
