@@ -17,6 +17,7 @@ import {
 } from './request-batch-sql.js';
 import { requestSql } from './request-sql.js';
 import type { WrittenCache } from './written-cache.js';
+import { idsParam as idsParamOf } from '../set-sql.js';
 
 /**
  * Stores partial observations (webhook data) of distinct requests as writePartial would one by
@@ -36,7 +37,7 @@ export function createPartialBatch({
   const q = requestBatchSql(sql.dialect);
   const one = requestSql(sql.dialect);
   const isPostgres = sql.dialect.engine === 'postgres';
-  const idsParam = (ids: readonly string[]) => ({ ids: isPostgres ? ids : JSON.stringify(ids) });
+  const idsParam = (ids: readonly string[]) => idsParamOf(sql.dialect, ids);
   const rowsParam = (rows: readonly object[]) => ({ rows: JSON.stringify(rows) });
 
   async function read(ids: readonly string[]) {

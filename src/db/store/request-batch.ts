@@ -12,6 +12,7 @@ import type { ChangeLog } from './change-log.js';
 import { REQUEST_SET_SQL as SET, requestBatchSql } from './request-batch-sql.js';
 import { requestSql } from './request-sql.js';
 import type { WrittenCache } from './written-cache.js';
+import { idsParam as idsParamOf } from '../set-sql.js';
 
 /**
  * Stores a batch of detail observations: the stored rows of all its requests read in one
@@ -34,7 +35,7 @@ export function createRequestBatch({
   const q = requestBatchSql(sql.dialect);
   const one = requestSql(sql.dialect);
   const isPostgres = sql.dialect.engine === 'postgres';
-  const idsParam = (ids: readonly string[]) => ({ ids: isPostgres ? ids : JSON.stringify(ids) });
+  const idsParam = (ids: readonly string[]) => idsParamOf(sql.dialect, ids);
   const rowsParam = (rows: readonly object[]) => ({ rows: JSON.stringify(rows) });
 
   /** Writes rows: all in one statement on PostgreSQL, one statement each on SQLite. */
