@@ -52,6 +52,7 @@ function natsSinkOf(config: Config) {
     ...(config.feedNatsCredsFile && { credsFile: config.feedNatsCredsFile }),
     ...(config.feedNatsCaFile && { caFile: config.feedNatsCaFile }),
     isPhiIncluded: config.isFeedNatsPhiIncluded,
+    maxAgeDays: config.retentionDays,
   });
 }
 

@@ -5,7 +5,7 @@ import {
   jetstreamManager,
   type JetStreamManager,
 } from '@nats-io/jetstream';
-import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import { connect, credsAuthenticator, nanos, type NatsConnection } from '@nats-io/transport-node';
 import { TransportError, describeError } from '../errors.js';
 import type { ChangeDocument } from './document.js';
 import type { Sink } from './publisher.js';
@@ -22,6 +22,11 @@ export interface NatsSinkSettings {
   isPhiIncluded: boolean;
   /** How long connecting, or one publish's acknowledgement, may take (10 s). */
   timeoutMs?: number;
+  /**
+   * How long a stream the sink creates keeps a message, in days (TRANSPORT_RETENTION_DAYS: as
+   * long as the mirror keeps the change); 0 or unset: the server's default, no limit.
+   */
+  maxAgeDays?: number;
 }
 
 /** The stream the sink creates when none captures its subject: the subject, upper-cased. */
@@ -61,9 +66,9 @@ function deliveryFailed(what: string, error: unknown): TransportError {
  * every position up to its id as delivered. A daemon killed after the publish and before its
  * cursor was saved, however long ago, does not store the change a second time.
  *
- * A stream must capture the subject. When none does, the sink creates one (file storage, the
- * server's defaults for retention), named after the subject: an operator who wants other limits
- * creates it first. The credentials and CA files are read here, at start.
+ * A stream must capture the subject. When none does, the sink creates one named after the
+ * subject (file storage, messages kept as long as the mirror keeps changes, the server's
+ * defaults otherwise): an operator who wants other limits creates it first. The credentials and CA files are read here, at start.
  */
 export function createNatsSink(settings: NatsSinkSettings): Sink & { probe(): Promise<string> } {
   const creds = settings.credsFile
@@ -104,7 +109,12 @@ export function createNatsSink(settings: NatsSinkSettings): Sink & { probe(): Pr
     const found = await findStream(manager, settings.subject);
     if (found) return found;
     const name = streamNameFor(settings.subject);
-    await manager.streams.add({ name, subjects: [settings.subject] });
+    const days = settings.maxAgeDays ?? 0;
+    await manager.streams.add({
+      name,
+      subjects: [settings.subject],
+      ...(days > 0 && { max_age: nanos(days * 24 * 60 * 60 * 1000) }),
+    });
     return name;
   }
 

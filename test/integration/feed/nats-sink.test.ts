@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/clock.js';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
@@ -42,7 +42,13 @@ let nc: NatsConnection | undefined;
 function publish(servers: string) {
   return startPublisher({
     // A publish to a server that is away fails after a second, not ten.
-    sink: createNatsSink({ servers: [servers], subject, isPhiIncluded: false, timeoutMs: 1_000 }),
+    sink: createNatsSink({
+      servers: [servers],
+      subject,
+      isPhiIncluded: false,
+      timeoutMs: 1_000,
+      maxAgeDays: 180,
+    }),
     store,
     reader: createFeedReader(db),
     clock: systemClock,
@@ -98,6 +104,12 @@ describe('the NATS JetStream sink', () => {
     expect(
       await queryAll(db, "SELECT value FROM sync_state WHERE key = 'feed_cursor:nats'"),
     ).toEqual([{ value: String(positions.at(-1)) }]);
+    // The stream it made keeps a message as long as the mirror keeps the change.
+    const info = await (await jetstreamManager(nc)).streams.info(streamNameFor(subject));
+    expect(info.config).toMatchObject({
+      subjects: [subject],
+      max_age: nanos(180 * 24 * 60 * 60 * 1000),
+    });
   });
 
   it('stores nothing twice when its cursor was lost, beyond the duplicate window', async () => {
