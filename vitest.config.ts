@@ -45,6 +45,13 @@ const ENGINE_FREE = ['test/integration/simulator/**', 'test/integration/webhooks
  */
 const isSlowRun = process.env.TRANSPORT_TEST_SLOW === '1';
 
+/*
+ * test/long holds runs of ten minutes and more (both feed sinks away for ten minutes), on both
+ * engines. `npm test` and `npm run test:slow` leave them out; `npm run test:long` sets
+ * TRANSPORT_TEST_LONG=1 and names the folder, to run them alone.
+ */
+const isLongRun = process.env.TRANSPORT_TEST_LONG === '1';
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -70,7 +77,11 @@ export default defineConfig({
           name: 'sqlite',
           include: isSlowRun ? ['test/slow/**/*.test.ts'] : ['test/**/*.test.ts'],
           // Several daemons on one database, transactions side by side: PostgreSQL's alone.
-          exclude: ['test/**/postgres-*.test.ts', ...(isSlowRun ? [] : ['test/slow/**'])],
+          exclude: [
+            'test/**/postgres-*.test.ts',
+            ...(isSlowRun ? [] : ['test/slow/**']),
+            ...(isLongRun ? [] : ['test/long/**']),
+          ],
         },
       },
       {
@@ -84,6 +95,7 @@ export default defineConfig({
             'test/e2e/changes.test.ts',
             'test/e2e/feed-webhook.test.ts',
             'test/e2e/postgres-*.test.ts',
+            ...(isLongRun ? ['test/long/**/*.test.ts'] : []),
           ],
           exclude: [...SQLITE_ONLY, ...ENGINE_FREE],
           globalSetup: ['test/setup/postgres-server.ts'],
