@@ -6,7 +6,7 @@
  * Options:
  *   --quick            small sizes, 2 runs: checks the bench itself (printed only)
  *   --only a,b         some cases (printed only): store, poll, settling, first-sync, backfill,
- *                      copy, latency, webhooks
+ *                      copy, latency, webhooks, feed-latency
  *   --engines a,b      sqlite, postgres (default both)
  *   --runs N           runs per figure (default 5)
  *   --memory           also the backfill under V8 memory flags (what its RSS is made of)
@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { backfillCase } from './cases/backfill.js';
 import { copyCase } from './cases/copy.js';
+import { feedLatencyCase } from './cases/feed-latency.js';
 import { firstSyncCase } from './cases/first-sync.js';
 import { latencyCase } from './cases/latency.js';
 import { pollCase } from './cases/poll.js';
@@ -50,6 +51,7 @@ const CASES: BenchCase[] = [
   copyCase,
   latencyCase,
   webhookCase,
+  feedLatencyCase,
 ];
 const ENGINES: EngineName[] = ['sqlite', 'postgres'];
 
