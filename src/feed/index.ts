@@ -5,7 +5,7 @@ import type { Store } from '../db/store.js';
 import { TransportError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { startPublisher, type Publisher, type PublisherState, type Sink } from './publisher.js';
-import { createFeedReader } from './reader.js';
+import { createFeedReader, sharingReads } from './reader.js';
 import { createNatsSink } from './nats-sink.js';
 import { createNotifySink } from './notify-sink.js';
 import { isNotifyOn } from './sink-names.js';
@@ -95,7 +95,7 @@ export function startFeedPublishers({
   clock: Clock;
   log: Logger;
 }): FeedPublishers {
-  const reader = createFeedReader(db);
+  const reader = sharingReads(createFeedReader(db));
   const publishers: Publisher[] = createConfiguredSinks(config, clock, store).map((sink) => {
     log.info({ sink: sink.name, isPhiIncluded: sink.isPhiIncluded }, 'feed sink started');
     return startPublisher({ sink, store, reader, clock, log });

@@ -15,24 +15,28 @@ export function notifyPayload(document: {
 }
 
 /**
+ * A round's notifications in one statement, so in one transaction of its own: PostgreSQL
+ * delivers them at its commit, all or none, in the order pg_notify was called, which the sorted
+ * subquery fixes to the array's.
+ */
+const NOTIFY_ALL = `SELECT pg_notify(@channel, payload) FROM (
+    SELECT payload FROM unnest(@payloads::text[]) WITH ORDINALITY AS p(payload, n) ORDER BY n
+  ) AS in_order`;
+
+/**
  * The PostgreSQL NOTIFY sink: each change a notification on `channel` whose payload is its
  * position, request and kind (never patient data); listeners read the rows themselves
- * (`transport-sync changes --since`, or SQL). A round's notifications go out in one
- * transaction, in feed order: PostgreSQL delivers them at its commit, all or none.
+ * (`transport-sync changes --since`, or SQL). A round's notifications go out with one statement,
+ * in feed order: one round trip on the path from a commit to the listeners.
  */
 export function createNotifySink(store: Store, channel: string): Sink {
   return {
     name: 'notify',
     isPhiIncluded: false,
     async deliver(documents, _signal, acknowledged) {
-      await store.transaction(async (tx) => {
-        for (const document of documents) {
-          await tx.sql.run('SELECT pg_notify(@channel, @payload)', {
-            channel,
-            payload: notifyPayload(document),
-          });
-        }
-      });
+      await store.read((tx) =>
+        tx.sql.run(NOTIFY_ALL, { channel, payloads: documents.map(notifyPayload) }),
+      );
       for (const document of documents) acknowledged(document.position);
     },
     close: async () => undefined,
