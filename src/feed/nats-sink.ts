@@ -1,17 +1,31 @@
-import {
-  JetStreamApiCodes,
-  JetStreamApiError,
-  jetstream,
-  jetstreamManager,
-  type JetStreamManager,
-} from '@nats-io/jetstream';
-import { connect, credsAuthenticator, nanos, type NatsConnection } from '@nats-io/transport-node';
+import type { JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { TransportError, describeError } from '../errors.js';
 import type { ChangeDocument } from './document.js';
 import type { Sink } from './publisher.js';
 import { readSettingFile } from './setting-file.js';
 
 const NATS_TIMEOUT_MS = 10_000;
+
+/** The NATS client's modules. */
+interface NatsClient {
+  core: typeof import('@nats-io/transport-node');
+  js: typeof import('@nats-io/jetstream');
+}
+
+let natsClient: Promise<NatsClient> | undefined;
+
+/**
+ * The NATS client, loaded when a sink first needs it: `run` and `doctor` load this module
+ * whatever the settings, and a daemon without NATS need not pay the client's start-up.
+ */
+function loadNatsClient(): Promise<NatsClient> {
+  natsClient ??= Promise.all([
+    import('@nats-io/transport-node'),
+    import('@nats-io/jetstream'),
+  ]).then(([core, js]) => ({ core, js }));
+  return natsClient;
+}
 
 /** The NATS sink's settings. */
 export interface NatsSinkSettings {
@@ -36,11 +50,12 @@ export function streamNameFor(subject: string): string {
 
 /** The stream that captures `subject`, or null when none does. */
 async function findStream(manager: JetStreamManager, subject: string): Promise<string | null> {
+  const { js } = await loadNatsClient();
   try {
     return await manager.streams.find(subject);
   } catch (error) {
     const isNone =
-      error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound;
+      error instanceof js.JetStreamApiError && error.code === js.JetStreamApiCodes.StreamNotFound;
     if (isNone) return null;
     throw error;
   }
@@ -83,20 +98,24 @@ export function createNatsSink(settings: NatsSinkSettings): Sink & { probe(): Pr
   /** The last position the stream is known to hold; null: read it before publishing. */
   let streamPosition: number | null = null;
 
-  const options = {
-    servers: settings.servers,
-    name: 'transport-sync',
-    timeout,
-    ...(creds && { authenticator: credsAuthenticator(encoder.encode(creds)) }),
-    ...(ca && { tls: { ca } }),
+  const connectTo = async ({ isReconnecting }: { isReconnecting: boolean }) => {
+    const { core } = await loadNatsClient();
+    return core.connect({
+      servers: settings.servers,
+      name: 'transport-sync',
+      timeout,
+      // The daemon's connection reconnects by itself; a publish while it is away fails after
+      // its timeout and the publisher retries with backoff. doctor's gives up at once.
+      maxReconnectAttempts: isReconnecting ? -1 : 0,
+      ...(creds && { authenticator: core.credsAuthenticator(encoder.encode(creds)) }),
+      ...(ca && { tls: { ca } }),
+    });
   };
 
   async function connected(): Promise<NatsConnection> {
     if (connection && !connection.isClosed()) return connection;
     try {
-      // The client reconnects by itself; a publish while it is away fails after its timeout and
-      // the publisher retries with backoff.
-      connection = await connect({ ...options, maxReconnectAttempts: -1 });
+      connection = await connectTo({ isReconnecting: true });
     } catch (error) {
       throw deliveryFailed(`cannot connect to ${settings.servers.join(', ')}`, error);
     }
@@ -110,10 +129,11 @@ export function createNatsSink(settings: NatsSinkSettings): Sink & { probe(): Pr
     if (found) return found;
     const name = streamNameFor(settings.subject);
     const days = settings.maxAgeDays ?? 0;
+    const { core } = await loadNatsClient();
     await manager.streams.add({
       name,
       subjects: [settings.subject],
-      ...(days > 0 && { max_age: nanos(days * 24 * 60 * 60 * 1000) }),
+      ...(days > 0 && { max_age: core.nanos(days * 24 * 60 * 60 * 1000) }),
     });
     return name;
   }
@@ -121,7 +141,8 @@ export function createNatsSink(settings: NatsSinkSettings): Sink & { probe(): Pr
   /** The position of the subject's last message in its stream (0: none). */
   async function readStreamPosition(nc: NatsConnection): Promise<number> {
     try {
-      const manager = await jetstreamManager(nc, { timeout });
+      const { js } = await loadNatsClient();
+      const manager = await js.jetstreamManager(nc, { timeout });
       const stream = await streamOf(manager);
       const last = await manager.streams.getMessage(stream, { last_by_subj: settings.subject });
       const id = last?.header?.get('Nats-Msg-Id');
@@ -137,8 +158,9 @@ export function createNatsSink(settings: NatsSinkSettings): Sink & { probe(): Pr
     async probe() {
       let nc: NatsConnection | undefined;
       try {
-        nc = await connect({ ...options, maxReconnectAttempts: 0 });
-        const manager = await jetstreamManager(nc, { timeout });
+        nc = await connectTo({ isReconnecting: false });
+        const { js } = await loadNatsClient();
+        const manager = await js.jetstreamManager(nc, { timeout });
         const stream = await findStream(manager, settings.subject);
         const where = `${nc.getServer()}, JetStream on`;
         return stream
@@ -153,7 +175,8 @@ export function createNatsSink(settings: NatsSinkSettings): Sink & { probe(): Pr
     async deliver(documents: readonly ChangeDocument[], signal, acknowledged) {
       const nc = await connected();
       streamPosition ??= await readStreamPosition(nc);
-      const js = jetstream(nc, { timeout });
+      const { js: jetstreamModule } = await loadNatsClient();
+      const js = jetstreamModule.jetstream(nc, { timeout });
       for (const document of documents) {
         if (signal.aborted) return;
         if (document.position <= streamPosition) {
