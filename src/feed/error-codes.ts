@@ -14,6 +14,8 @@ export const FEED_ERROR_CODES = {
   'feed.no_secret': 'usage',
   /** A sink did not take a delivery, or cannot be reached (retried with backoff). */
   'feed.delivery_failed': 'failure',
+  /** The NATS stream holds another database's change at a position of ours (a restore). */
+  'feed.stream_diverged': 'failure',
 } as const satisfies ErrorCatalog;
 
 declare module '../error-codes.js' {

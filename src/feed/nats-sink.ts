@@ -2,7 +2,7 @@ import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { TransportError, describeError } from '../errors.js';
 import type { ChangeDocument } from './document.js';
-import type { Sink } from './publisher.js';
+import type { FeedChangeKey, Sink } from './publisher.js';
 import { readSettingFile } from './setting-file.js';
 
 const NATS_TIMEOUT_MS = 10_000;
@@ -97,6 +97,8 @@ export function createNatsSink(settings: NatsSinkSettings): Sink & { probe(): Pr
   let connection: NatsConnection | null = null;
   /** The last position the stream is known to hold; null: read it before publishing. */
   let streamPosition: number | null = null;
+  /** The stream's last message as read, until it is checked against the feed (null: checked). */
+  let unchecked: (FeedChangeKey & { position: number }) | null = null;
 
   const connectTo = async ({ isReconnecting }: { isReconnecting: boolean }) => {
     const { core } = await loadNatsClient();
@@ -138,7 +140,10 @@ export function createNatsSink(settings: NatsSinkSettings): Sink & { probe(): Pr
     return name;
   }
 
-  /** The position of the subject's last message in its stream (0: none). */
+  /**
+   * The position of the subject's last message in its stream (0: none), kept in `unchecked`
+   * with what identifies its change until it is checked against the feed.
+   */
   async function readStreamPosition(nc: NatsConnection): Promise<number> {
     try {
       const { js } = await loadNatsClient();
@@ -146,10 +151,39 @@ export function createNatsSink(settings: NatsSinkSettings): Sink & { probe(): Pr
       const stream = await streamOf(manager);
       const last = await manager.streams.getMessage(stream, { last_by_subj: settings.subject });
       const id = last?.header?.get('Nats-Msg-Id');
-      return id && /^\d+$/.test(id) ? Number(id) : 0;
+      if (!last || !id || !/^\d+$/.test(id)) return 0;
+      const document = JSON.parse(new TextDecoder().decode(last.data)) as Partial<ChangeDocument>;
+      unchecked = {
+        position: Number(id),
+        request_id: String(document.request_id),
+        committed_at: String(document.committed_at),
+      };
+      return Number(id);
     } catch (error) {
       throw deliveryFailed(`cannot read the stream of ${settings.subject}`, error);
     }
+  }
+
+  /**
+   * Before positions are counted as delivered because the stream holds them: its last message
+   * must be this feed's change at that position. After a restore, or with another database
+   * publishing on the subject, it is not, and skipping would lose the changes that reuse the
+   * positions: the sink stops, saying so, until the operator acts.
+   */
+  async function checkStreamIsOurs(
+    changeAt: (position: number) => Promise<FeedChangeKey | undefined>,
+  ): Promise<void> {
+    const last = unchecked;
+    if (!last) return;
+    const ours = await changeAt(last.position);
+    if (ours?.request_id !== last.request_id || ours.committed_at !== last.committed_at) {
+      throw new TransportError({
+        code: 'feed.stream_diverged',
+        message: `NATS sink: the stream's last message on ${settings.subject} is position ${last.position} of a change this database does not hold there (was the mirror restored or replaced?)`,
+        hint: 'tell the consumers of the stream, then give the sink a new subject (TRANSPORT_FEED_NATS_SUBJECT) or empty the stream (docs/operations.md, back up and restore)',
+      });
+    }
+    unchecked = null;
   }
 
   return {
@@ -172,9 +206,13 @@ export function createNatsSink(settings: NatsSinkSettings): Sink & { probe(): Pr
         await nc?.close();
       }
     },
-    async deliver(documents: readonly ChangeDocument[], signal, acknowledged) {
+    async deliver(documents: readonly ChangeDocument[], signal, acknowledged, changeAt) {
       const nc = await connected();
-      streamPosition ??= await readStreamPosition(nc);
+      if (streamPosition === null) {
+        unchecked = null;
+        streamPosition = await readStreamPosition(nc);
+      }
+      if ((documents[0]?.position ?? Infinity) <= streamPosition) await checkStreamIsOurs(changeAt);
       const { js: jetstreamModule } = await loadNatsClient();
       const js = jetstreamModule.jetstream(nc, { timeout });
       for (const document of documents) {

@@ -7,6 +7,12 @@ import { isoFromMs } from '../time.js';
 import { changeDocument, type ChangeDocument } from './document.js';
 import type { FeedReader } from './reader.js';
 
+/** A change of the feed as the publisher can look it up: what identifies it. */
+export interface FeedChangeKey {
+  request_id: string;
+  committed_at: string;
+}
+
 /** Where the feed goes: an outbound webhook, NOTIFY, NATS. */
 export interface Sink {
   /** Names its cursor; stable once published (retention and status read it). */
@@ -14,12 +20,14 @@ export interface Sink {
   isPhiIncluded: boolean;
   /**
    * Delivers documents in order, calling `acknowledged` with each position the receiver took;
-   * throws when one was not taken (the rest are not tried).
+   * throws when one was not taken (the rest are not tried). `changeAt` looks up a change of
+   * the feed by position (undefined: none kept), for a sink that checks what it holds.
    */
   deliver(
     documents: readonly ChangeDocument[],
     signal: AbortSignal,
     acknowledged: (position: number) => void,
+    changeAt: (position: number) => Promise<FeedChangeKey | undefined>,
   ): Promise<void>;
   close(): Promise<void>;
 }
@@ -124,7 +132,15 @@ export function startPublisher({
     );
     let acknowledged = state.position;
     try {
-      await sink.deliver(documents, signal, (position) => (acknowledged = position));
+      await sink.deliver(
+        documents,
+        signal,
+        (position) => (acknowledged = position),
+        async (position) =>
+          (await reader.readAfter(position - 1, 1)).changes.find(
+            (change) => change.position === position,
+          ),
+      );
     } finally {
       if (acknowledged > state.position) {
         await saveCursor(acknowledged);

@@ -12,7 +12,13 @@ import { startPublisher, type PublisherTiming } from '../../../src/feed/publishe
 import { createFeedReader } from '../../../src/feed/reader.js';
 import { silentLogger } from '../../../src/log.js';
 import { caught } from '../../helpers/api.js';
-import { createMigratedTestDatabase, queryAll, type TestDatabase } from '../../helpers/engine.js';
+import {
+  createMigratedTestDatabase,
+  execute,
+  queryAll,
+  testEngine,
+  type TestDatabase,
+} from '../../helpers/engine.js';
 import { feedPositions, requestIds, writeRequests } from '../../helpers/feed.js';
 import { changeDocumentValidator } from '../../helpers/feed-schema.js';
 import {
@@ -135,6 +141,42 @@ describe('the NATS JetStream sink', () => {
     await second.stop();
 
     expect(await storedPositions(nc)).toEqual(await feedPositions(db));
+  });
+
+  it('stops, saying so, when the stream holds another change at its position (a restore)', async () => {
+    const url = await natsUrl();
+    nc = await natsClient(url);
+    await writeRequests(store, requestIds('AAAA', 5), '2026-11-26T09:00:00.000Z');
+    const first = publish(url);
+    await first.caughtUp();
+    await first.stop();
+    const published = await feedPositions(db);
+    // A backup taken after the second change, restored: its cursor, and positions given again.
+    const kept = published[1]!;
+    await execute(db, 'DELETE FROM request_changes WHERE change_id > @kept', { kept });
+    await execute(
+      db,
+      testEngine() === 'postgres'
+        ? "SELECT setval(pg_get_serial_sequence('request_changes', 'change_id'), @kept)"
+        : "UPDATE sqlite_sequence SET seq = @kept WHERE name = 'request_changes'",
+      { kept },
+    );
+    await store.transaction((tx) => tx.feedCursors.set('nats', kept, '2026-11-26T09:05:00.000Z'));
+    await writeRequests(store, requestIds('BBBB', 3), '2026-11-26T09:06:00.000Z');
+    expect((await feedPositions(db)).slice(2)).toEqual(published.slice(2));
+
+    const after = publish(url);
+    await expect.poll(() => after.state().failures, { timeout: 20_000 }).toBeGreaterThan(0);
+    const state = after.state();
+    await after.stop();
+    expect(state.lastError).toMatch(/is position \d+ of a change this database does not hold/);
+    // Nothing was counted as delivered: the new changes wait, and the stream is as it was.
+    expect(state.position).toBe(kept);
+    expect(await storedPositions(nc)).toEqual(published);
+    const documents = await streamMessages(nc, streamNameFor(subject), subject);
+    expect(documents.map((m) => m.json<ChangeDocument>().request_id)).toEqual(
+      requestIds('AAAA', 5),
+    );
   });
 
   it('delivers the backlog in order once a server that went away is back', async () => {
