@@ -18,14 +18,10 @@ import {
   startSimulatorProcess,
   type RunningCli,
 } from '../helpers/cli.js';
-import {
-  createTestDatabase,
-  queryAll,
-  reading,
-  testEngine,
-  type TestDatabase,
-} from '../helpers/engine.js';
+import { createTestDatabase, testEngine, type TestDatabase } from '../helpers/engine.js';
+import { feedCursorsAt, feedPositionsAt } from '../helpers/feed-history.js';
 import { changeDocumentValidator } from '../helpers/feed-schema.js';
+import { firstArrivals } from '../helpers/feed.js';
 import { deleteStream, natsClient, natsUrl, streamMessages } from '../helpers/nats.js';
 import { tempDir } from '../helpers/records.js';
 import { standardWebhookProblem } from '../helpers/standard-webhooks.js';
@@ -107,19 +103,6 @@ afterAll(async () => {
 const sinkNames = () =>
   testEngine() === 'postgres' ? ['webhook', 'nats', 'notify'] : ['webhook', 'nats'];
 
-/** Each sink's saved cursor. */
-const sinkPositions = () =>
-  reading(database.location, async (db) =>
-    Object.fromEntries(
-      (
-        await queryAll<{ key: string; value: string }>(
-          db,
-          "SELECT key, value FROM sync_state WHERE key LIKE 'feed_cursor:%'",
-        )
-      ).map((row) => [row.key.slice('feed_cursor:'.length), Number(row.value)]),
-    ),
-  );
-
 const daemonEnv = () =>
   serviceEnv(sim.url, {
     TRANSPORT_DB: database.location,
@@ -129,12 +112,6 @@ const daemonEnv = () =>
     TRANSPORT_FEED_NATS_URL: natsServer,
     TRANSPORT_FEED_NATS_SUBJECT: natsSubject,
   });
-
-/** Positions in the order they first appear: repeats (a kill before a cursor save) dropped. */
-function firstArrivals(positions: number[]): number[] {
-  const seen = new Set<number>();
-  return positions.filter((position) => !seen.has(position) && seen.add(position));
-}
 
 /** Resolves once the receiver holds `count` deliveries in all. */
 function deliveriesReach(count: number): Promise<void> {
@@ -164,15 +141,7 @@ describe('the change feed of the daemon', () => {
       startCli(['run'], { ...daemonEnv(), TRANSPORT_HTTP_LISTEN: `127.0.0.1:${monitoring}` }),
     );
     await daemon.waitFor(/"msg":"poll cycle finished"/);
-    const feed = () =>
-      reading(database.location, async (db) =>
-        (
-          await queryAll<{ id: number }>(
-            db,
-            'SELECT change_id AS id FROM request_changes ORDER BY 1',
-          )
-        ).map((row) => Number(row.id)),
-      );
+    const feed = () => feedPositionsAt(database.location);
     const positions = await feed();
     await deliveriesReach(positions.length);
     await new Promise<void>((resolve) => {
@@ -186,7 +155,7 @@ describe('the change feed of the daemon', () => {
     await expect
       .poll(
         async () => {
-          const cursors = await sinkPositions();
+          const cursors = await feedCursorsAt(database.location);
           return sinkNames().filter((sink) => (cursors[sink] ?? 0) < positions.at(-1)!);
         },
         { timeout: 20_000 },

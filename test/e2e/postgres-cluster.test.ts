@@ -11,10 +11,10 @@ import {
   countRows,
   createTestDatabase,
   queryAll,
-  reading,
   testEngine,
   type TestDatabase,
 } from '../helpers/engine.js';
+import { feedCursorsAt } from '../helpers/feed-history.js';
 import { feedPositions } from '../helpers/feed.js';
 import { deleteStream, natsClient, natsUrl, streamMessages } from '../helpers/nats.js';
 import { tempDir } from '../helpers/records.js';
@@ -80,13 +80,7 @@ describe('two daemons sharing one PostgreSQL database', () => {
     sim.mutate(1000);
     while (sim.webhooks!.stats.delivered < 300) await sleep(10);
     // The first leader has published part of the feed: the second is to go on from its cursor.
-    const natsCursor = () =>
-      reading(database!.location, (db) =>
-        queryAll<{ value: string }>(
-          db,
-          "SELECT value FROM sync_state WHERE key = 'feed_cursor:nats'",
-        ).then((rows) => Number(rows[0]?.value ?? 0)),
-      );
+    const natsCursor = async () => (await feedCursorsAt(database!.location)).nats ?? 0;
     await expect.poll(natsCursor, { timeout: 20_000 }).toBeGreaterThan(0);
     first.child.kill('SIGKILL');
     const killedAt = Date.now();

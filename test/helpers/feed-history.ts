@@ -12,11 +12,7 @@ const DAY_MS = 86_400_000;
 
 /** Every position of the feed kept in the mirror at `location`, in order. */
 export function feedPositionsAt(location: string): Promise<number[]> {
-  return reading(location, async (db) =>
-    (
-      await queryAll<{ id: number }>(db, 'SELECT change_id AS id FROM request_changes ORDER BY 1')
-    ).map((row) => Number(row.id)),
-  );
+  return reading(location, feedPositions);
 }
 
 /** The position each sink last acknowledged, by cursor name (`webhook`, `nats`, `notify`). */

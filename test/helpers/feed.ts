@@ -1,4 +1,4 @@
-import type { MirrorDb } from '../../src/db/open.js';
+import type { Connection } from '../../src/db/sql.js';
 import type { Store } from '../../src/db/store.js';
 import { normalizeDetail } from '../../src/sync/normalize.js';
 import { queryAll } from './engine.js';
@@ -19,7 +19,7 @@ export async function writeRequests(store: Store, ids: string[], at: string): Pr
 }
 
 /** Every position of the feed, in order. */
-export async function feedPositions(db: MirrorDb): Promise<number[]> {
+export async function feedPositions(db: Connection): Promise<number[]> {
   const rows = await queryAll<{ id: number }>(
     db,
     'SELECT change_id AS id FROM request_changes ORDER BY 1',
@@ -30,3 +30,6 @@ export async function feedPositions(db: MirrorDb): Promise<number[]> {
 /** `count` request ids: the prefix and a running number (AAAA0000, AAAA0001, ...). */
 export const requestIds = (prefix: string, count: number): string[] =>
   Array.from({ length: count }, (_, i) => `${prefix}${String(i).padStart(4, '0')}`);
+
+/** Positions in the order they first arrived: a repeat (a kill before a cursor save) dropped. */
+export const firstArrivals = (positions: readonly number[]): number[] => [...new Set(positions)];

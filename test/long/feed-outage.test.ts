@@ -18,6 +18,7 @@ import {
 import { createTestDatabase, testEngine, type TestDatabase } from '../helpers/engine.js';
 import { ageFeed, feedCursorsAt, feedPositionsAt } from '../helpers/feed-history.js';
 import { startFeedReceiver, type FeedReceiver } from '../helpers/feed-receiver.js';
+import { firstArrivals } from '../helpers/feed.js';
 import { changeDocumentValidator } from '../helpers/feed-schema.js';
 import { natsClient, startOwnNatsServer, streamMessages } from '../helpers/nats.js';
 import { streamReaches } from '../helpers/nats-watch.js';
@@ -168,9 +169,6 @@ async function expectQuietRetries(daemon: RunningCli, mark: LogMark, firstWaitin
   expect(Math.max(webhook.length, natsWarnings.length)).toBeLessThanOrEqual(5);
   return { refused: refused.length, webhookWarnings: webhook, natsWarnings };
 }
-
-/** Positions in the order they first arrived: a repeat is a position already seen. */
-const firstArrivals = (positions: number[]) => [...new Set(positions)];
 
 describe('both feed sinks away for ten minutes', () => {
   it(
