@@ -310,13 +310,25 @@ export function createWebhookSender(
   };
 }
 
-function keyOf(pem: string | undefined): { privateKey: KeyObject; publicKey: string } {
+type SigningKey = { privateKey: KeyObject; publicKey: string };
+
+/**
+ * The key of the simulators given none, made once per process: an RSA key takes 70 to 250 ms of
+ * CPU to generate, and one process may run many simulators (a test worker runs dozens). Each
+ * simulator writes the public key to its own file all the same.
+ */
+let generatedKey: SigningKey | undefined;
+
+function keyOf(pem: string | undefined): SigningKey {
   if (pem) {
     const privateKey = createPrivateKey(pem);
     return { privateKey, publicKey: exportPublic(privateKey) };
   }
-  const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return { privateKey: pair.privateKey, publicKey: exportPublic(pair.privateKey) };
+  if (!generatedKey) {
+    const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    generatedKey = { privateKey: pair.privateKey, publicKey: exportPublic(pair.privateKey) };
+  }
+  return generatedKey;
 }
 
 function exportPublic(privateKey: KeyObject): string {

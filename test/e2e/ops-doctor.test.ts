@@ -1,4 +1,3 @@
-import { generateKeyPairSync } from 'node:crypto';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -13,6 +12,7 @@ import {
 } from '../helpers/cli.js';
 import { natsUrl } from '../helpers/nats.js';
 import { tempDir } from '../helpers/records.js';
+import { keyPair } from '../helpers/webhooks.js';
 
 let sim: RunningCli & { url: string };
 beforeAll(async () => {
@@ -24,10 +24,7 @@ afterAll(async () => {
 });
 
 /** The service's webhook signing key, as the organization admin downloads it (PEM). */
-const PUBLIC_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({
-  type: 'spki',
-  format: 'pem',
-});
+const PUBLIC_KEY = keyPair().publicKeyPem;
 
 /** A healthy setup: the secret in a 0600 file, a migrated database, a receiver with its key. */
 async function healthyEnv(url: string, extra: Record<string, string> = {}) {

@@ -1,4 +1,3 @@
-import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import {
   type RunningCli,
 } from '../helpers/cli.js';
 import { tempDir } from '../helpers/records.js';
+import { keyPair } from '../helpers/webhooks.js';
 
 const processes = processTracker();
 afterEach(() => processes.stopAll());
@@ -120,13 +120,7 @@ describe('TRANSPORT_POLL=auto (the default) when the service retires v1.0', () =
 
   it('with a receiver: switches to webhooks alone, one warning, and a shell sees it so', async () => {
     const keyFile = join(tempDir(), 'webhook-public-key.pem');
-    writeFileSync(
-      keyFile,
-      generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({
-        type: 'spki',
-        format: 'pem',
-      }),
-    );
+    writeFileSync(keyFile, keyPair().publicKeyPem);
     const { sim, daemon, shell } = await startPollingDaemon({
       TRANSPORT_WEBHOOK_LISTEN: '127.0.0.1:0',
       TRANSPORT_WEBHOOK_PUBLIC_KEY_FILE: keyFile,
