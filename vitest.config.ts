@@ -72,7 +72,7 @@ export default defineConfig({
     restoreMocks: true,
     unstubEnvs: true,
     unstubGlobals: true,
-    setupFiles: ['test/setup/sqlite-pin.ts'],
+    setupFiles: ['test/setup/sqlite-pin.ts', 'test/setup/nesting-check.ts'],
     maxWorkers: 4,
     sequence: { sequencer: ByProjectLongestFirst },
     projects: [

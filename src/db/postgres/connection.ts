@@ -1,7 +1,7 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { Connection, Dialect, Params, ReadOptions, Sql } from '../sql.js';
+import { nestingCheck } from '../nesting-check.js';
 import { postgresError } from './errors.js';
 
 /** The PostgreSQL dialect: jsonb operators, and row locks on rows a transaction rewrites. */
@@ -100,14 +100,12 @@ export function postgresConnection(
   newClient: () => pg.Client,
 ): PostgresConnection {
   const compiled = new Map<string, Compiled>();
-  const inTransaction = new AsyncLocalStorage<true>();
+  const nesting = nestingCheck();
   const withClient = async <T>(
     begin: string | null,
     work: (sql: Sql) => Promise<T>,
   ): Promise<T> => {
-    if (inTransaction.getStore()) {
-      throw new Error('a transaction was opened inside another; pass the open one down instead');
-    }
+    nesting.refuseIfInside();
     let client: pg.PoolClient;
     try {
       client = await pool.connect();
@@ -116,7 +114,7 @@ export function postgresConnection(
     }
     let isBroken = false;
     try {
-      return await inTransaction.run(true, async () => {
+      return await nesting.inside(async () => {
         if (begin) await client.query(begin);
         try {
           const result = await work(clientSql(client, compiled));

@@ -1,6 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import Database from 'better-sqlite3';
 import type { Connection, Dialect, Params, ReadOptions, Sql } from '../sql.js';
+import { nestingCheck } from '../nesting-check.js';
 import { databaseError } from './errors.js';
 
 /** The SQLite dialect: JSON functions of SQLite's json1, no row locks (writers take the file). */
@@ -49,13 +49,15 @@ export function sqliteConnection(sqlite: Database.Database, path: string): Sqlit
   };
 
   let queue: Promise<unknown> = Promise.resolve();
-  const inTransaction = new AsyncLocalStorage<true>();
+  const nesting = nestingCheck();
   const exclusive = <T>(begin: string, work: (sql: Sql) => Promise<T>): Promise<T> => {
-    if (inTransaction.getStore()) {
-      throw new Error('a transaction was opened inside another; pass the open one down instead');
+    try {
+      nesting.refuseIfInside();
+    } catch (error) {
+      return Promise.reject(error);
     }
     const turn = queue.then(() =>
-      inTransaction.run(true, async () => {
+      nesting.inside(async () => {
         try {
           sqlite.exec(begin);
           const result = await work(sql);

@@ -96,6 +96,20 @@ describe('the mirror database', () => {
   });
 });
 
+describe('transactions', () => {
+  // The test workers run with the nesting check on (test/setup/nesting-check.ts).
+  it('refuse one opened inside another, and queue one opened beside it', async () => {
+    const nested = db.transaction(async () => {
+      await expect(db.transaction(async () => 1)).rejects.toThrow(/opened inside another/);
+      await expect(db.read(async () => 1)).rejects.toThrow(/opened inside another/);
+      return 'outer';
+    });
+    const beside = db.transaction(async (sql) => sql.get<{ one: number }>('SELECT 1 AS one'));
+    expect(await nested).toBe('outer');
+    expect(await beside).toEqual({ one: 1 });
+  });
+});
+
 describe('writing requests', () => {
   it('stores canonical values, child rows and a created change', async () => {
     expect(await write()).toBe('new');
