@@ -1,7 +1,7 @@
 import { closeSync, chmodSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { pinSqlite } from './pin.js';
+import './pin.js';
 import { TransportError } from '../../errors.js';
 import { isBehind, migrationsFolder, refuseNewer, type AppliedMigrations } from '../migrations.js';
 import { sqliteConnection, type SqliteConnection } from './connection.js';
@@ -43,7 +43,7 @@ async function openFile({
   if (!isReadOnly) createPrivateFile(path, mayCreateFolder);
   let sqlite: Database.Database;
   try {
-    sqlite = pinSqlite(new Database(path, { readonly: isReadOnly, fileMustExist: isReadOnly }));
+    sqlite = new Database(path, { readonly: isReadOnly, fileMustExist: isReadOnly });
   } catch (error) {
     const translated = databaseError(error, path, { verb: 'open' });
     if (translated instanceof TransportError) throw translated;

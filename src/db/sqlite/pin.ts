@@ -6,14 +6,20 @@ import Database from 'better-sqlite3';
  * moment when no Node environment is current aborts the whole process (node's
  * RemoveEnvironmentCleanupHook asserts; better-sqlite3 13 fixes it but needs Node 22 or later,
  * and we support 20). So on Node 24 nothing of better-sqlite3 is left to the collector: every
- * statement it prepares, and the database that prepared it, stays referenced for the life of the
+ * database it opens and every statement it prepares stays referenced for the life of the
  * process. The store prepares each statement once, so what is kept stays small; the objects are
  * freed with the process, by Node's own cleanup, where the environment still exists.
+ *
+ * Both are caught where the native objects are made, not where our code asks: a database whose
+ * first statement failed (a table not there yet) prepared nothing, and was still freed by the
+ * collector and aborted a test worker.
  */
 
 const isAffected = Number(process.versions.node.split('.')[0]) >= 24;
 const pinned = new Set<object>();
 let isPatched = false;
+
+type NativeDatabase = new (...args: unknown[]) => object;
 
 /** Keeps better-sqlite3's objects from the garbage collector on Node 24; once per process. */
 export function pinSqliteObjects(): void {
@@ -21,27 +27,39 @@ export function pinSqliteObjects(): void {
   isPatched = true;
   const require = createRequire(import.meta.url);
   const { cppdb } = require('better-sqlite3/lib/util.js') as { cppdb: symbol };
-  // The native class's prepare serves every path: Database#prepare, pragma(), transaction().
+  // Opening one loads the addon: its module's exports hold the native class every open calls.
   const probe = new Database(':memory:');
-  const native = Object.getPrototypeOf((probe as unknown as Record<symbol, object>)[cppdb]) as {
+  const nativeProbe = (probe as unknown as Record<symbol, object>)[cppdb]!;
+  const native = Object.getPrototypeOf(nativeProbe) as {
+    constructor: NativeDatabase;
     prepare: (...args: unknown[]) => object;
   };
+  const addon = Object.values(require.cache).find(
+    (module) =>
+      (module?.exports as { Database?: unknown } | undefined)?.Database === native.constructor,
+  )?.exports as { Database: NativeDatabase } | undefined;
+  if (!addon) throw new Error('better-sqlite3: its native module was not found to pin its objects');
+  addon.Database = new Proxy(native.constructor, {
+    construct(target, args) {
+      const database = Reflect.construct(target, args);
+      pinned.add(database);
+      return database;
+    },
+  });
+  // The native class's prepare serves every path: Database#prepare, pragma(), transaction().
   const prepare = native.prepare;
   native.prepare = function (this: object, ...args: unknown[]) {
     const statement = prepare.apply(this, args);
     pinned.add(statement);
-    // The second argument is the JavaScript database that asked.
-    if (typeof args[1] === 'object' && args[1] !== null) pinned.add(args[1]);
     return statement;
   };
   probe.close();
-  pinned.add(probe);
+  pinned.add(nativeProbe);
 }
 
-/** Keeps one database object from the garbage collector on Node 24 (see above). */
-export function pinSqlite<T extends object>(db: T): T {
-  if (isAffected) pinned.add(db);
-  return db;
+/** How many of better-sqlite3's objects this process keeps from the collector (for tests). */
+export function pinnedSqliteObjects(): number {
+  return pinned.size;
 }
 
 pinSqliteObjects();
