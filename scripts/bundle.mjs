@@ -1,0 +1,40 @@
+// The CLI as one bundle: `npm run build` runs this after tsc, over tsc's output in dist/.
+//
+// Why: every command is a process of its own (a sync, a status, the daemon), and Node spends a
+// large part of a short command on loading modules one file at a time. `zod` alone is 95 files,
+// 64 of them locales it never uses; a status loaded some 200 files. Bundled, with the libraries
+// that are plain JavaScript inlined and tree-shaken, a status costs 0.12 CPU-s instead of 0.16,
+// and a first sync of 300 requests about 12 % less CPU and wall time.
+//
+// What it writes, over tsc's files of the same names:
+// - dist/cli/bin.js, the `transport-sync` command, and its chunks (dist/cli/chunks-*.js): each
+//   command is still loaded only when it runs (src/cli/main.ts imports them lazily);
+// - dist/cli/worker.js, the copy's worker thread (src/db/copy/worker.ts), beside the chunk that
+//   starts it, which finds it as ./worker.js.
+// Everything stays at dist/cli/: modules find the package's files relative to themselves
+// (../../package.json, the drizzle/ folder upwards), and dist/cli/ is as deep as tsc's dist/db/.
+// The rest of dist/ is tsc's, module by module, for scripts/ and the tests that import it.
+//
+// Left to node_modules, loaded as they are: native addons (better-sqlite3), libraries that load
+// files of their own by path at run time (pino's worker thread, undici's parts that
+// src/undici.ts requires by file), and the ones only some commands load (pg, NATS).
+import { build } from 'esbuild';
+
+await build({
+  entryPoints: { 'cli/bin': 'dist/cli/bin.js', 'cli/worker': 'dist/db/copy/worker.js' },
+  outdir: 'dist',
+  allowOverwrite: true,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  chunkNames: 'cli/chunks-[name]-[hash]',
+  external: ['better-sqlite3', 'pg', 'pg-native', 'pino', 'pino-pretty', '@nats-io/*', 'undici'],
+  // Inlined CommonJS libraries call require(); an ES module has none of its own.
+  banner: {
+    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  },
+  sourcemap: true,
+  logLevel: 'warning',
+});
