@@ -50,12 +50,9 @@ export function sqliteConnection(sqlite: Database.Database, path: string): Sqlit
 
   let queue: Promise<unknown> = Promise.resolve();
   const nesting = nestingCheck();
-  const exclusive = <T>(begin: string, work: (sql: Sql) => Promise<T>): Promise<T> => {
-    try {
-      nesting.refuseIfInside();
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  // Async, so that a refusal rejects; everything up to `queue = ...` still runs in the call.
+  const exclusive = async <T>(begin: string, work: (sql: Sql) => Promise<T>): Promise<T> => {
+    nesting.refuseIfInside();
     const turn = queue.then(() =>
       nesting.inside(async () => {
         try {
