@@ -6,14 +6,15 @@ import type { BackfillDeps } from './backfill.js';
 import { needsDetail } from './needs-detail.js';
 import { listFieldsOf } from './normalize.js';
 import type { DetailsPage, ListItem, ListState, Rejected } from './ports.js';
-import { forEachConcurrently, readAhead } from './pool.js';
-import { createRecordBatcher } from './record-batcher.js';
+import { createTail, forEachConcurrently, readAhead } from './pool.js';
+import { createRecordBatcher, UNWRITTEN_RECORDS } from './record-batcher.js';
 import {
   pendingOf,
   quarantineIn,
   storeRecord,
   storeRecords,
   tallyOutcome,
+  type RefreshOutcome,
   type PendingRecord,
 } from './refresh.js';
 import type { TimeWindow } from './window.js';
@@ -246,7 +247,17 @@ async function fetchDetails(
   signal?: AbortSignal,
 ): Promise<number> {
   let stored = 0;
+  // A fetch slot moves on while its record waits for the set's commit (see poll.ts).
   const writer = createRecordBatcher(deps.store);
+  const writes = createTail(UNWRITTEN_RECORDS);
+  const fail = (requestId: string, error: unknown) => {
+    counts.requestsFailed += 1;
+    deps.log.warn({ requestId, err: describeError(error) }, 'backfill detail fetch failed');
+  };
+  const tally = (outcome: RefreshOutcome) => {
+    tallyOutcome(counts, outcome);
+    if (outcome === 'new' || outcome === 'changed') stored += 1;
+  };
   await forEachConcurrently(
     items,
     deps.concurrency,
@@ -257,7 +268,7 @@ async function fetchDetails(
           await quarantineAll(deps, [result.rejected], counts);
           return;
         }
-        const outcome = await storeRecord(
+        const outcome = storeRecord(
           deps.store,
           {
             ...pendingOf(result, listFieldsOf(item)),
@@ -267,18 +278,14 @@ async function fetchDetails(
           },
           writer,
         );
-        tallyOutcome(counts, outcome);
-        if (outcome === 'new' || outcome === 'changed') stored += 1;
+        await writes.add(outcome.then(tally, (error: unknown) => fail(item.id, error)));
       } catch (error) {
         if (isTransportError(error, 'api.not_available')) return;
-        counts.requestsFailed += 1;
-        deps.log.warn(
-          { requestId: item.id, err: describeError(error) },
-          'backfill detail fetch failed',
-        );
+        fail(item.id, error);
       }
     },
     signal,
   );
+  await writes.drain();
   return stored;
 }

@@ -11,11 +11,11 @@ import type { CallTally } from './call-tally.js';
 import { needsDetail } from './needs-detail.js';
 import { listFieldsOf, type ListFields } from './normalize.js';
 import type { ListItem, ListState, Rejected, SyncClient } from './ports.js';
-import { forEachConcurrently, readAhead } from './pool.js';
-import { createRecordBatcher } from './record-batcher.js';
+import { createTail, forEachConcurrently, readAhead } from './pool.js';
+import { createRecordBatcher, UNWRITTEN_RECORDS } from './record-batcher.js';
 import {
+  fetchForWriter,
   quarantineIn,
-  refreshRequest,
   storeRecords,
   tallyOutcome,
   type PendingRecord,
@@ -133,30 +133,45 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
         fetches.push({ id: row.request_id });
     }
   }
-  // The details that arrive together are stored in one transaction, each request atomic.
+  // The details that arrive together are stored in one transaction, each request atomic; a
+  // fetch slot moves on to the next id while its record waits for the set's commit.
   const writer = createRecordBatcher(store);
+  const writes = createTail(UNWRITTEN_RECORDS);
+  const fail = (id: string, error: unknown) => {
+    counts.requestsFailed += 1;
+    errors.push(`detail ${id}: ${describeError(error).code}`);
+    warn(
+      deps,
+      { requestId: id, err: describeError(error) },
+      'detail fetch failed; retried next cycle',
+      `detail:${describeError(error).code}`,
+    );
+  };
   await forEachConcurrently(
     fetches,
     settings.concurrency,
     async ({ id, list }) => {
       try {
-        tallyOutcome(
+        const { outcome } = await fetchForWriter(deps, id, {
+          list,
+          source: 'poll',
+          signal,
           counts,
-          await refreshRequest(deps, id, { list, source: 'poll', signal, counts, writer }),
+          writer,
+        });
+        await writes.add(
+          outcome.then(
+            (stored) => tallyOutcome(counts, stored),
+            (error: unknown) => fail(id, error),
+          ),
         );
       } catch (error) {
-        counts.requestsFailed += 1;
-        errors.push(`detail ${id}: ${describeError(error).code}`);
-        warn(
-          deps,
-          { requestId: id, err: describeError(error) },
-          'detail fetch failed; retried next cycle',
-          `detail:${describeError(error).code}`,
-        );
+        fail(id, error);
       }
     },
     signal,
   );
+  await writes.drain();
 
   const result = await finishCycle(deps, {
     runId,

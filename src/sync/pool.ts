@@ -53,3 +53,25 @@ export async function* readAhead<T>(source: AsyncIterable<T>): AsyncGenerator<T>
     if (pending) void iterator.return?.()?.catch?.(() => undefined);
   }
 }
+
+/**
+ * Work that finishes behind its caller: the detail fetches of a cycle hand their records to the
+ * record batcher and fetch the next while the set that holds them is written. Without it, each
+ * fetch slot waited for its record's commit, and on PostgreSQL, where a set's transaction is a
+ * few round trips, that wait rather than the service set the pace. `add` returns at once while
+ * fewer than `limit` are unfinished, so what waits to be written stays bounded; `drain` waits
+ * for all of them. The work must not reject: its caller catches what it counts.
+ */
+export function createTail(limit: number) {
+  const unfinished = new Set<Promise<void>>();
+  return {
+    async add(work: Promise<void>): Promise<void> {
+      const tracked = work.finally(() => unfinished.delete(tracked));
+      unfinished.add(tracked);
+      while (unfinished.size >= limit) await Promise.race(unfinished);
+    },
+    async drain(): Promise<void> {
+      await Promise.all(unfinished);
+    },
+  };
+}

@@ -11,6 +11,12 @@ export interface RecordBatcher {
   store(record: RecordWrite): Promise<{ outcome: RefreshOutcome; drifted: number }>;
 }
 
+/**
+ * Records a cycle's fetches may leave waiting to be written before a fetch slot waits too
+ * (see pool.ts, createTail): the size of a backfill's set, so memory stays as it was.
+ */
+export const UNWRITTEN_RECORDS = 100;
+
 interface Pending {
   record: RecordWrite;
   resolve(written: { outcome: RefreshOutcome; drifted: number }): void;

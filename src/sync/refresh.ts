@@ -220,6 +220,21 @@ export async function quarantineIn(
  * the row is marked unavailable, never deleted. Other errors propagate to the caller's loop.
  */
 export async function refreshRequest(
+  deps: { client: SyncClient; store: Store },
+  requestId: string,
+  options: { list?: ListFields; source: WriteSource; signal?: AbortSignal; counts?: RunCounts },
+): Promise<RefreshOutcome> {
+  return (await fetchForWriter(deps, requestId, options)).outcome;
+}
+
+/**
+ * refreshRequest in two steps: resolves once the detail is read (and a record the service
+ * refused, or no longer shows us, recorded), with the promise of its outcome. With `writer`,
+ * that promise settles when the set that holds the record commits (see record-batcher.ts), so
+ * a cycle's fetches go on while their records wait to be written (see pool.ts, createTail).
+ * A failed fetch rejects this call; a failed write rejects the outcome.
+ */
+export async function fetchForWriter(
   { client, store }: { client: SyncClient; store: Store },
   requestId: string,
   {
@@ -236,25 +251,25 @@ export async function refreshRequest(
     /** Store together with the other fetches of a cycle (see record-batcher.ts). */
     writer?: RecordBatcher;
   },
-): Promise<RefreshOutcome> {
+): Promise<{ outcome: Promise<RefreshOutcome> }> {
   const observedAt = store.now();
   try {
     const result = await client.getRequest(requestId, { signal });
     if (result.kind === 'rejected') {
       await quarantineRecord(store, result.rejected, source);
-      return 'quarantined';
+      return { outcome: Promise.resolve('quarantined') };
     }
-    return await storeRecord(
-      store,
-      { ...pendingOf(result, list), source, observedAt, counts },
-      writer,
-    );
+    const write = { ...pendingOf(result, list), source, observedAt, counts };
+    const outcome = storeRecord(store, write, writer);
+    // Awaited by the caller a turn later; meanwhile a failed write is not an unhandled one.
+    outcome.catch(() => undefined);
+    return { outcome };
   } catch (error) {
     if (isTransportError(error, 'api.not_available')) {
       const isNewlyUnavailable = await store.transaction((tx) =>
         tx.requests.markUnavailable(requestId, observedAt, source),
       );
-      return isNewlyUnavailable ? 'unavailable' : 'unchanged';
+      return { outcome: Promise.resolve(isNewlyUnavailable ? 'unavailable' : 'unchanged') };
     }
     throw error;
   }

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openForReading } from '../../../src/db/open.js';
 import type { Sql } from '../../../src/db/sql.js';
+import { runPollCycle } from '../../../src/sync/poll.js';
 import { countRows, queryAll, queryOne } from '../../helpers/engine.js';
 import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 import { expectMirrorEqualsTruth, truthInWindow } from '../../helpers/truth.js';
@@ -241,6 +242,49 @@ describe('the poll cycle against the simulator', () => {
     expect(
       await countRows(mirror.db, 'sync_runs', "status = 'failed' AND error LIKE 'list %'"),
     ).toBe(1);
+  });
+
+  it('goes on fetching details while their records wait to be written', async () => {
+    mirror = await startMirror({ requests: 100, settings: { concurrency: 2 } });
+    await mirror.cycle();
+    const added = mirror.sim.addRequests(20, {
+      state: 'accepted',
+      eventAt: mirror.clock.now() + 3_600_000,
+    });
+    // Every write of the cycle after its first detail is held until all 20 details are read.
+    let fetched = 0;
+    let fetchedAtRelease = 0;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve)).then(
+      () => (fetchedAtRelease = fetched),
+    );
+    const getRequest = mirror.client.getRequest.bind(mirror.client);
+    mirror.client.getRequest = async (...args) => {
+      const result = await getRequest(...args);
+      fetched += 1;
+      if (fetched === added.length) release();
+      return result;
+    };
+    const { store } = mirror.deps;
+    const heldStore: typeof store = {
+      ...store,
+      async transaction(work, options) {
+        if (fetched > 0) await held;
+        return store.transaction(work, options);
+      },
+    };
+    // Only for the failure: had each fetch slot waited for its record's commit, two fetches
+    // would be all, and the cycle would wait here for good.
+    const valve = setTimeout(release, 10_000);
+    try {
+      const result = await runPollCycle({ ...mirror.deps, store: heldStore });
+      expect(result.status, result.error).toBe('ok');
+      expect(fetchedAtRelease).toBe(added.length);
+      expect(result.counts.requestsNew).toBe(added.length);
+    } finally {
+      clearTimeout(valve);
+    }
+    await expectMirrorEqualsTruth(mirror);
   });
 
   it('is not blocked by a reader holding a read transaction, and does not block it', async () => {
