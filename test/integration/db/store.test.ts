@@ -1,3 +1,11 @@
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
+import { migrate as migrateSqlite } from 'drizzle-orm/better-sqlite3/migrator';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/node-postgres';
+import { migrate as migratePostgres } from 'drizzle-orm/node-postgres/migrator';
+import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../../src/clock.js';
 import {
@@ -6,11 +14,13 @@ import {
   schemaVersion,
   type MirrorDb,
 } from '../../../src/db/open.js';
+import { migrationsFolder } from '../../../src/db/migrations.js';
 import { createStore, type Store } from '../../../src/db/store.js';
 import { normalizeDetail } from '../../../src/sync/normalize.js';
 import { toEventRow } from '../../../src/webhooks/envelope.js';
 import {
   createMigratedTestDatabase,
+  createTestDatabase,
   execute,
   queryAll,
   queryOne,
@@ -24,7 +34,7 @@ import {
   samplesFrom,
   type DeliveryRow,
 } from '../../helpers/outbox.js';
-import { detailRecord, listFields } from '../../helpers/records.js';
+import { detailRecord, listFields, tempDir } from '../../helpers/records.js';
 
 /* The store on either engine; store.sqlite.test.ts has what only the SQLite file shows. */
 
@@ -74,6 +84,53 @@ describe('the mirror database', () => {
   it('is created with every migration', async () => {
     expect(await schemaVersion(db)).toBeGreaterThanOrEqual(2);
     expect(await schemaVersion(db)).toBe(knownSchemaVersion(db));
+  });
+
+  it('brings a database a migration behind up to date when opened', async () => {
+    // As the previous version left it: every migration but the newest, applied by drizzle's
+    // migrator from a copy of the folder whose journal ends one entry earlier.
+    const engine = testEngine();
+    const folder = join(tempDir(), `migrations-${engine}`);
+    cpSync(migrationsFolder(engine), folder, { recursive: true });
+    const journalPath = join(folder, 'meta/_journal.json');
+    const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as { entries: unknown[] };
+    journal.entries.pop();
+    writeFileSync(journalPath, JSON.stringify(journal));
+    const older = await createTestDatabase('older.db');
+    try {
+      if (engine === 'postgres') {
+        const client = new pg.Client({ connectionString: older.location });
+        await client.connect();
+        try {
+          await migratePostgres(drizzlePostgres({ client }), { migrationsFolder: folder });
+        } finally {
+          await client.end();
+        }
+      } else {
+        const sqlite = new Database(older.location);
+        try {
+          migrateSqlite(drizzleSqlite(sqlite), { migrationsFolder: folder });
+        } finally {
+          sqlite.close();
+        }
+      }
+      const before = await openDatabase({ location: older.location, shouldMigrate: false });
+      try {
+        expect(await schemaVersion(before)).toBe(knownSchemaVersion(before) - 1);
+      } finally {
+        await before.close();
+      }
+      const opened = await openDatabase({ location: older.location });
+      try {
+        expect(await schemaVersion(opened)).toBe(knownSchemaVersion(opened));
+        // The newest migration's column is there.
+        expect(await queryAll(opened, 'SELECT committed_at FROM request_changes')).toEqual([]);
+      } finally {
+        await opened.close();
+      }
+    } finally {
+      await older.drop();
+    }
   });
 
   it('refuses a database from a newer schema', async () => {
