@@ -13,7 +13,8 @@ export interface RecordBatcher {
 
 /**
  * Records a cycle's fetches may leave waiting to be written before a fetch slot waits too
- * (see pool.ts, createTail): the size of a backfill's set, so memory stays as it was.
+ * (see pool.ts, createTail): the size of a backfill's set, so what they hold stays within what
+ * a set holds.
  */
 export const UNWRITTEN_RECORDS = 100;
 
