@@ -18,7 +18,14 @@
 // Left to node_modules, loaded as they are: native addons (better-sqlite3), libraries that load
 // files of their own by path at run time (pino's worker thread, undici's parts that
 // src/undici.ts requires by file), and the ones only some commands load (pg, NATS).
+import { readdirSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
+
+// The chunks of an earlier build: their names change with their content and nothing loads
+// them any more, but `npm pack` of a working tree would ship them.
+for (const name of readdirSync('dist/cli')) {
+  if (name.startsWith('chunks-')) rmSync(`dist/cli/${name}`);
+}
 
 await build({
   entryPoints: { 'cli/bin': 'dist/cli/bin.js', 'cli/worker': 'dist/db/copy/worker.js' },
