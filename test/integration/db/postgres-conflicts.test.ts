@@ -4,6 +4,7 @@ import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
 import { createStore, type Store } from '../../../src/db/store.js';
 import { normalizeDetail } from '../../../src/sync/normalize.js';
 import { createMigratedTestDatabase, queryAll, type TestDatabase } from '../../helpers/engine.js';
+import { deferred } from '../../helpers/deferred.js';
 import { detailRecord, listFields } from '../../helpers/records.js';
 
 /*
@@ -35,20 +36,13 @@ afterEach(async () => {
   await database.drop();
 });
 
-/** A promise and the function that resolves it. */
-function signal() {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
 describe('two transactions that deadlock', () => {
   it('both commit: the one PostgreSQL failed runs again from the start', async () => {
     const touch = 'UPDATE requests SET read_at = @at WHERE request_id = @id';
-    const firstHolds = signal();
-    const secondHolds = signal();
-    const firstDone = signal();
-    const secondDone = signal();
+    const firstHolds = deferred();
+    const secondHolds = deferred();
+    const firstDone = deferred();
+    const secondDone = deferred();
     const runs = { first: 0, second: 0 };
     // Each locks one row, then waits for the other to lock the other row, then asks for it. Run
     // again, the side PostgreSQL failed waits for the other to finish: the store's pause before a

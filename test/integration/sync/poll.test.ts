@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openForReading } from '../../../src/db/open.js';
 import type { Sql } from '../../../src/db/sql.js';
 import { runPollCycle } from '../../../src/sync/poll.js';
+import { deferred } from '../../helpers/deferred.js';
 import { countRows, queryAll, queryOne } from '../../helpers/engine.js';
 import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 import { expectMirrorEqualsTruth, truthInWindow } from '../../helpers/truth.js';
@@ -254,10 +255,9 @@ describe('the poll cycle against the simulator', () => {
     // Every write of the cycle after its first detail is held until all 20 details are read.
     let fetched = 0;
     let fetchedAtRelease = 0;
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve)).then(
-      () => (fetchedAtRelease = fetched),
-    );
+    const gate = deferred();
+    const release = () => gate.resolve();
+    const held = gate.promise.then(() => (fetchedAtRelease = fetched));
     const getRequest = mirror.client.getRequest.bind(mirror.client);
     mirror.client.getRequest = async (...args) => {
       const result = await getRequest(...args);

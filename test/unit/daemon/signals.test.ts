@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handleSignals } from '../../../src/daemon/lifecycle.js';
 import { silentLogger } from '../../../src/log.js';
+import { deferred } from '../../helpers/deferred.js';
 
 /*
  * The daemon's two-stage shutdown, driven by emitting the signal events on this process (the
@@ -28,17 +29,6 @@ afterEach(() => {
   }
   setAside = undefined;
 });
-
-/** A promise with its resolve and reject at hand. */
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 

@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createTail } from '../../../src/sync/pool.js';
-
-/** A promise and its resolve, to finish work when the test says. */
-function deferred() {
-  let resolve!: () => void;
-  const promise = new Promise<void>((done) => (resolve = done));
-  return { promise, resolve };
-}
+import { deferred } from '../../helpers/deferred.js';
 
 describe('createTail', () => {
   it('lets the caller go on while fewer than the limit are unfinished, then waits for one', async () => {
