@@ -134,7 +134,7 @@ export async function startDaemon({
         },
         onStoreHealth: (isStoring) =>
           isStoring ? intake.ledger?.onStored() : intake.ledger?.onStoreFailed(),
-        onStored: () => duties?.wakeApplier(),
+        onStored: (event) => duties?.wakeApplier(event),
       });
       // The last heartbeat is written once the receiver has closed, after the last delivery it
       // stored: the next gap starts where intake really stopped.

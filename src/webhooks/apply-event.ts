@@ -12,16 +12,16 @@ import {
 export type { ApplyResult } from './prepare-event.js';
 
 /**
- * Applies one v2.0 event from its stored payload, inside the caller's transaction: prepared and
- * decided as prepare-event.ts says, against the later event already applied to its request.
+ * Applies one v2.0 event from its payload (parsed JSON), inside the caller's transaction: prepared
+ * and decided as prepare-event.ts says, against the later event already applied to its request.
  */
 export async function applyV2Event(
   tx: StoreTx,
   eventId: string,
-  payloadJson: string,
+  payload: unknown,
   options: PrepareOptions,
 ): Promise<ApplyResult> {
-  const prepared = prepareV2Event(eventId, payloadJson, options);
+  const prepared = prepareV2Event(eventId, payload, options);
   const later =
     prepared.kind === 'valid'
       ? await tx.events.laterApplied(prepared.base.requestId, eventId)
@@ -71,13 +71,13 @@ export async function applyDecision(
   }
 }
 
-/** The requests a v1.0 event is a cue for: one request, or all of a collection's. */
-export function v1RequestIds(payloadJson: string): {
+/** The requests a v1.0 event (its parsed payload) is a cue for: one request, or a collection's. */
+export function v1RequestIds(payload: unknown): {
   ids: string[];
   eventType?: string;
   error: string | null;
 } {
-  const parsed = webhookV1EnvelopeSchema.safeParse(JSON.parse(payloadJson));
+  const parsed = webhookV1EnvelopeSchema.safeParse(payload);
   if (!parsed.success) return { ids: [], error: `invalid v1 envelope: ${issues(parsed.error)}` };
   const { event, event_type: eventType } = parsed.data;
   const ids = [...(event.request_ids ?? []), ...(event.request_id ? [event.request_id] : [])];

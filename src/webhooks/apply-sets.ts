@@ -2,12 +2,15 @@ import type { StoreTx } from '../db/store.js';
 import type { PendingEvent } from '../db/store/event-store.js';
 import type { ApplyResult, EventDecision } from './prepare-event.js';
 
+/** A pending event with its payload (parsed JSON). */
+export type DueEvent = PendingEvent & { payload: unknown };
+
 /**
  * An event whose decision a set write can carry: nothing but its mark (without an error), or
  * plain data.
  */
 export interface SettableEvent {
-  row: PendingEvent;
+  row: DueEvent;
   decision: Extract<EventDecision, { kind: 'done' | 'write' }>;
 }
 

@@ -4,7 +4,8 @@ import type { Server as HttpsServer } from 'node:https';
  * Webhooks: the second way in, into the same tables as polling.
  *
  * Flow: receiver (raw body, size limit, RSA-SHA256 signature, JSON) -> one INSERT OR IGNORE
- * into webhook_events -> 2xx -> applier (from the table, event_id order) -> requests,
+ * into webhook_events -> 2xx -> applier (from the table, event_id order, each payload as the
+ * receiver parsed it when it is the same process's: handoff.ts) -> requests,
  * request_locations, accounts, request_profiles, request_changes (source 'webhook').
  *
  * Rules, and why:
@@ -35,6 +36,7 @@ import type { Logger } from '../log.js';
 import type { SyncClient } from '../sync/ports.js';
 import { createApplier, type EventApplier } from './applier.js';
 import { createFetchQueue } from './fetch-queue.js';
+import type { ReceivedEvent } from './handoff.js';
 import { createReceiver } from './receiver.js';
 import { createSourcePolicy, DEFAULT_MAX_CONNECTIONS_PER_SOURCE } from './sources.js';
 import { missingKey } from './preflight.js';
@@ -42,6 +44,7 @@ import { readTlsFiles, watchTlsFiles } from './tls.js';
 import { createVerifier, loadPublicKey, type SignatureVerifier } from './signature.js';
 
 export type { EventApplier } from './applier.js';
+export type { ReceivedEvent } from './handoff.js';
 
 /** The settings the webhook service reads. */
 export type WebhookConfig = Pick<
@@ -101,8 +104,8 @@ export async function startWebhookReceiver({
   fallback?: (req: IncomingMessage, res: ServerResponse) => boolean;
   /** Told when storing a delivery fails, and when it works again (the intake ledger). */
   onStoreHealth?: (isStoring: boolean) => void;
-  /** Told after a new event is stored (to wake the applier). */
-  onStored: () => void;
+  /** Told after a new event is stored, with its parsed body (for the applier). */
+  onStored: (event: ReceivedEvent) => void;
 }): Promise<WebhookReceiver> {
   const wlog = log.child({ area: 'webhooks' });
   const verify = verifierFrom(config, wlog);
@@ -210,6 +213,7 @@ export function startEventApplier({
   let stopping: Promise<void> | undefined;
   return {
     wake: () => applier.wake(),
+    received: (event) => applier.received(event),
     idle: () => applier.idle(),
     stop() {
       stopping ??= (async () => {

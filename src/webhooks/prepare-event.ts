@@ -11,8 +11,8 @@ import type { PartialRequestWrite } from '../mirror/observations.js';
 import { normalizeWebhookData } from './normalize-webhook.js';
 
 /*
- * What a stored v2.0 event means for the mirror, decided in pure code: the payload parsed and
- * checked once (prepareV2Event), then weighed against the later events already applied to its
+ * What a stored v2.0 event means for the mirror, decided in pure code: the payload (as parsed at
+ * intake, or read back from the table) checked once (prepareV2Event), then weighed against the later events already applied to its
  * request (decideV2Event). apply-event.ts writes one decision; the applier writes a run of them
  * as sets.
  */
@@ -70,14 +70,16 @@ export interface PrepareOptions {
   schemaPolicy?: SchemaPolicy;
 }
 
-/** Parses and checks a stored v2.0 payload: the envelope, then the data member by member. */
+/**
+ * Checks a v2.0 payload (the parsed JSON, never changed here): the envelope, then the data member
+ * by member.
+ */
 export function prepareV2Event(
   eventId: string,
-  payloadJson: string,
+  payload: unknown,
   { schemaPolicy = 'evolve' }: PrepareOptions,
 ): PreparedEvent {
-  const raw = JSON.parse(payloadJson) as Record<string, unknown>;
-  const parsed = webhookV2EnvelopeSchema.safeParse(raw);
+  const parsed = webhookV2EnvelopeSchema.safeParse(payload);
   if (!parsed.success) {
     return {
       kind: 'invalid',
@@ -90,6 +92,7 @@ export function prepareV2Event(
     };
   }
   const event = parsed.data;
+  const raw = payload as Record<string, unknown>;
   const base = {
     requestId: event.service_request_id,
     action: event.action,

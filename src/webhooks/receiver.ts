@@ -12,6 +12,7 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { EventRow } from '../db/schema/index.js';
 import { isObject, toEventRow } from './envelope.js';
+import type { ReceivedEvent } from './handoff.js';
 import type { SignatureVerifier } from './signature.js';
 import {
   createSourcePolicy,
@@ -55,8 +56,8 @@ export interface ReceiverDeps {
   storeEvents: (rows: readonly EventRow[]) => Promise<boolean[]>;
   now: () => string;
   log: Logger;
-  /** Called after a new event is stored, once the reply is on its way. */
-  onStored: () => void;
+  /** Called after a new event is stored, once the reply is on its way, with its parsed body. */
+  onStored: (event: ReceivedEvent) => void;
   /** Called for each delivery or connection refused, with why. */
   onRefused?: (why: Refusal) => void;
   /** Called when storing failed (503), and when storing works again after that. */
@@ -184,7 +185,7 @@ function handle(
         },
         'webhook received',
       );
-      if (isNew) deps.onStored();
+      if (isNew) deps.onStored({ eventId: row.event_id, payload, bytes: body.length });
     },
     (error: unknown) => {
       // Not stored, so not acknowledged: the service retries.

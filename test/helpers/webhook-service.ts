@@ -3,7 +3,7 @@
  * benchmarks. The daemon starts them apart: the receiver in src/daemon/lifecycle.ts, the applier
  * with the leader's duties in src/daemon/leader-duties.ts, because on a shared PostgreSQL
  * database every daemon receives and only the leader applies. The wiring is the same: a stored
- * delivery wakes the applier. Kept free of vitest, so that bench/ can use it too.
+ * delivery wakes the applier, handing over its parsed body. Kept free of vitest, so that bench/ can use it too.
  */
 import { startEventApplier, startWebhookReceiver } from '../../src/webhooks/index.js';
 
@@ -39,7 +39,7 @@ export async function startWebhookService({
       ...deps,
       ...(fallback && { fallback }),
       ...(onStoreHealth && { onStoreHealth }),
-      onStored: () => applier.wake(),
+      onStored: (event) => applier.received(event),
     });
     return {
       url: receiver.url,

@@ -41,11 +41,10 @@ const laterEventOf = (row: LaterRow): LaterEvent => ({
   hasData: Number(row.has_data) === 1,
 });
 
-/** A stored event waiting to be applied. */
+/** A stored event waiting to be applied (its payload is read apart: see `payloads`). */
 export interface PendingEvent {
   event_id: string;
   envelope: EnvelopeKind;
-  payload_json: string;
   attempts: number;
 }
 
@@ -107,6 +106,8 @@ export function createEventStore(sql: Sql, changes: ChangeLog) {
     SET processed_at = @at, error = NULL, attempts = attempts + 1
     WHERE ${isAmongIds(sql.dialect, 'event_id')}`;
   const idsParam = (ids: readonly string[]) => idsParamOf(sql.dialect, ids);
+  const selectPayloads = `SELECT event_id, payload_json FROM webhook_events
+    WHERE ${isAmongIds(sql.dialect, 'event_id')}`;
   const selectProfiles = `SELECT ${PROFILE_WRITE.join(', ')} FROM request_profiles
     WHERE ${isAmongIds(sql.dialect, 'request_id')}`;
   /** The stored profiles of the writes' requests, and the changes the writes make to them. */
@@ -157,10 +158,19 @@ export function createEventStore(sql: Sql, changes: ChangeLog) {
     /** Up to `limit` unprocessed events after `after`, in event_id order. */
     pending(after: string, limit: number): Promise<PendingEvent[]> {
       return sql.all<PendingEvent>(
-        `SELECT event_id, envelope, payload_json, attempts FROM webhook_events
+        `SELECT event_id, envelope, attempts FROM webhook_events
          WHERE processed_at IS NULL AND event_id > @after ORDER BY event_id LIMIT @limit`,
         { after, limit },
       );
+    },
+    /** The stored payloads (JSON text) of these events, by event_id, in one statement. */
+    async payloads(eventIds: readonly string[]): Promise<Map<string, string>> {
+      if (eventIds.length === 0) return new Map();
+      const rows = await sql.all<{ event_id: string; payload_json: string }>(
+        selectPayloads,
+        idsParam(eventIds),
+      );
+      return new Map(rows.map((row) => [row.event_id, row.payload_json]));
     },
     /** Marks an event done: applied, skipped, or (with `error`) failed for good. */
     async markProcessed(eventId: string, at: string, error: string | null = null): Promise<void> {

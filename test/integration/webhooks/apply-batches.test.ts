@@ -11,9 +11,10 @@ import { webhookData } from '../../helpers/webhooks.js';
 /*
  * The applier writes a run of events of distinct requests as sets, and an event whose request
  * another event of its batch names alone. Events delivered in any order, applied one at a time
- * (each alone, by applyV2Event) or by the applier in batches of any size, leave every table the
- * same: the requests, their locations, profiles and
- * accounts, the change log of each request, the drift, and each event's processed mark.
+ * (each alone, by applyV2Event) or by the applier in batches of any size, each payload as the
+ * receiver parsed it or read back from the table, leave every table the same: the requests, their
+ * locations, profiles and accounts, the change log of each request, the drift, and each event's
+ * processed mark.
  */
 
 const IDS = ['XX-AAAA1111', 'XX-BBBB2222', 'XX-CCCC3333'];
@@ -109,11 +110,16 @@ async function applyOneByOne(deliveries: Deliveries) {
   const store = fixture.store();
   for (const delivery of deliveries) {
     await storeDelivery(delivery);
-    for (const row of await store.read((tx) => tx.events.pending('', 1000))) {
+    const { rows, payloads } = await store.read(async (tx) => {
+      const rows = await tx.events.pending('', 1000);
+      return { rows, payloads: await tx.events.payloads(rows.map((row) => row.event_id)) };
+    });
+    for (const row of rows) {
+      const payload: unknown = JSON.parse(payloads.get(row.event_id)!);
       await store.transaction(async (tx) => {
         const result =
           row.envelope === 'v2'
-            ? await applyV2Event(tx, row.event_id, row.payload_json, { shouldFetchInvalid: false })
+            ? await applyV2Event(tx, row.event_id, payload, { shouldFetchInvalid: false })
             : { error: 'unrecognized envelope' };
         await tx.events.markProcessed(row.event_id, tx.now(), result.error);
       });
@@ -121,8 +127,16 @@ async function applyOneByOne(deliveries: Deliveries) {
   }
 }
 
-/** After each delivery, the applier applies what is stored, `batchSize` per transaction. */
-async function applyInBatches(deliveries: Deliveries, batchSize: number) {
+/**
+ * After each delivery, the applier applies what is stored, `batchSize` per transaction. The events
+ * `isHanded` picks are handed over as the receiver parsed them; the others it reads back from the
+ * table, as after a restart or from another daemon.
+ */
+async function applyInBatches(
+  deliveries: Deliveries,
+  batchSize: number,
+  isHanded: (eventId: string) => boolean,
+) {
   await emptied();
   const applier = createApplier({
     store: fixture.store(),
@@ -134,6 +148,12 @@ async function applyInBatches(deliveries: Deliveries, batchSize: number) {
   });
   for (const delivery of deliveries) {
     await storeDelivery(delivery);
+    for (const payload of delivery) {
+      const eventId = String(payload.event_id);
+      const body = JSON.stringify(payload);
+      const parsed = JSON.parse(body) as Record<string, unknown>;
+      if (isHanded(eventId)) applier.received({ eventId, payload: parsed, bytes: body.length });
+    }
     applier.wake();
     await applier.idle();
   }
@@ -168,14 +188,15 @@ async function state() {
 }
 
 describe('webhook events applied in batches', () => {
-  it('leave every table as applying them one at a time does', async () => {
+  it('leave every table as applying them one at a time does, handed over at intake or not', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(eventSpec, { minLength: 1, maxLength: 16 }),
         fc.integer({ min: 1, max: 16 }),
         fc.func(fc.integer()),
         fc.array(fc.boolean(), { maxLength: 16 }),
-        async (specs, batchSize, rank, cuts) => {
+        fc.func(fc.boolean()),
+        async (specs, batchSize, rank, cuts, isHanded) => {
           // Shuffled by a random rank and cut into deliveries where `cuts` says: the service
           // retries and reorders, so a later event may be applied before an earlier one.
           const deliveries: Record<string, unknown>[][] = [[]];
@@ -189,7 +210,7 @@ describe('webhook events applied in batches', () => {
           await applyOneByOne(deliveries);
           const oneByOne = await state();
           expect(oneByOne.events.every((event) => event.processed_at)).toBe(true);
-          await applyInBatches(deliveries, batchSize);
+          await applyInBatches(deliveries, batchSize, isHanded);
           expect(await state()).toEqual(oneByOne);
         },
       ),

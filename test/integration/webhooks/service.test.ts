@@ -2,12 +2,15 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Store } from '../../../src/db/store.js';
 import { createLogger } from '../../../src/log.js';
+import { toEventRow } from '../../../src/webhooks/envelope.js';
 import { queryAll, queryOne } from '../../helpers/engine.js';
 import { tempDir } from '../../helpers/records.js';
 import { truthInWindow } from '../../helpers/truth.js';
 import { startWebhookService } from '../../helpers/webhook-service.js';
 import {
+  deliver,
   startWebhookFixture,
   v2Event,
   webhookData,
@@ -104,6 +107,54 @@ describe('starting the webhook service', () => {
     for (const secret of ['Seán', "O'Brien", '1948-02-29', 'Zoë', 'CHF', 'next tuesday']) {
       expect(text).not.toContain(secret);
     }
+  });
+});
+
+describe('events parsed once', () => {
+  it('applies a delivery from the body the receiver parsed, and reads back only events stored before it started', async () => {
+    hook = await startWebhookFixture({ requests: 0 });
+    await hook.service.stop();
+    // Stored while no receiver ran (a restart, or another daemon on a shared database).
+    await hook.store.transaction((tx) => {
+      const payload = v2Event('evt_0001');
+      const body = Buffer.from(JSON.stringify(payload));
+      return tx.events.insert(toEventRow(payload, body, tx.now()));
+    });
+    const readBack: string[] = [];
+    const store: Store = {
+      ...hook.store,
+      read: (work, options) =>
+        hook.store.read((tx) => {
+          const payloads = (ids: readonly string[]) => {
+            readBack.push(...ids);
+            return tx.events.payloads(ids);
+          };
+          return work({ ...tx, events: { ...tx.events, payloads } });
+        }, options),
+    };
+    const service = await startWebhookService({
+      config: hook.config,
+      store,
+      client: hook.client,
+      clock: hook.clock,
+      pollingIsOn: false,
+      log: capture().log,
+    });
+    try {
+      await service.idle();
+      for (const id of ['evt_0002', 'evt_0003', 'evt_0004']) {
+        expect((await deliver(service.url, v2Event(id))).status).toBe(200);
+      }
+      await service.idle();
+    } finally {
+      await service.stop();
+    }
+    expect(
+      await hook.count(
+        'SELECT count(*) AS n FROM webhook_events WHERE processed_at IS NOT NULL AND error IS NULL',
+      ),
+    ).toBe(4);
+    expect(readBack).toEqual(['evt_0001']);
   });
 });
 

@@ -31,7 +31,8 @@ function payload(overrides: Record<string, unknown> = {}, data: unknown = webhoo
     ...overrides,
   });
 }
-const prepare = (json: string, options = OPTIONS) => prepareV2Event('EV1', json, options);
+const prepare = (json: string, options = OPTIONS) =>
+  prepareV2Event('EV1', JSON.parse(json), options);
 const laterData = { eventId: 'EV9', eventTimestamp: AT, hasData: true };
 const laterMark = { eventId: 'EV9', eventTimestamp: AT, hasData: false };
 
@@ -121,7 +122,7 @@ describe('planPartialBatch', () => {
       request_status: 'ASSIGNED',
       data: webhookData({ service_request_id: id, pickup_location: pickup }),
     });
-    const decision = decideV2Event(prepareV2Event('EV1', json, OPTIONS), undefined, OPTIONS);
+    const decision = decideV2Event(prepare(json), undefined, OPTIONS);
     if (decision.kind !== 'write') throw new Error(decision.kind);
     return decision.write;
   };
