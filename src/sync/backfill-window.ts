@@ -27,6 +27,17 @@ import type { TimeWindow } from './window.js';
  */
 const DEFAULT_BATCH_SIZE = 100;
 
+/**
+ * Sets of a pass written at once. On PostgreSQL a set's transaction is round trips during which
+ * the process waits, and the planning of the next set is CPU time during which the server waits:
+ * with two in flight (on two connections of the pool) they overlap, and a 4,600-request import
+ * took 1,109 to 1,305 ms against 1,507 to 1,803 with one (measured side by side). The sets of a
+ * pass hold distinct requests, and the shared rows they upsert (accounts, facilities) are written
+ * in key order, so the two do not deadlock. SQLite writes one transaction at a time whatever
+ * this says, at the same rate either way.
+ */
+const SETS_IN_FLIGHT = 2;
+
 /*
  * One backfill window, state by state. The guarantee and its limits are in docs/sync.md
  * ("What a backfill catches"); in short:
@@ -99,9 +110,20 @@ async function importPages(
   let pagesAtStart: number | undefined;
   let pagesChanged = false;
   let first: string | undefined;
+  // Sets being written while the pages go on; the first failure ends the pass once they settle.
+  const writes = createTail(SETS_IN_FLIGHT);
+  let failure: { error: unknown } | undefined;
   const flush = async () => {
-    stored += await writeBatch(deps, batch, counts);
+    if (batch.length === 0) return;
+    const set = batch;
     batch = [];
+    await writes.add(
+      writeBatch(deps, set, counts).then(
+        (written) => void (stored += written),
+        (error: unknown) => void (failure ??= { error }),
+      ),
+    );
+    if (failure) throw failure.error;
   };
   const pages = deps.client.listRequestDetails({
     from: window.fromMs,
@@ -109,29 +131,40 @@ async function importPages(
     state,
     signal,
   });
-  for await (const page of readAhead(pages)) {
-    pagesAtStart ??= page.pages;
-    if (page.pages !== pagesAtStart) pagesChanged = true;
-    first ??= signatureOf(page);
-    page.items.forEach((record, index) => {
-      // Edits move requests between pages while we read: a repeat is dropped, a miss is
-      // caught by reading the partial list again (or, for awaiting, the pages).
-      if (seen.has(record.request_id)) return;
-      seen.add(record.request_id);
-      const item = listed.get(record.request_id);
-      batch.push({
-        record,
-        raw: page.raws[index],
-        list: item ? listFieldsOf(item) : { state },
-        drift: page.drifts[index],
-        readAt: isoFromMs(page.readAtMs),
-        ...(page.texts && { text: page.texts[index]! }),
+  try {
+    for await (const page of readAhead(pages)) {
+      pagesAtStart ??= page.pages;
+      if (page.pages !== pagesAtStart) pagesChanged = true;
+      first ??= signatureOf(page);
+      page.items.forEach((record, index) => {
+        // Edits move requests between pages while we read: a repeat is dropped, a miss is
+        // caught by reading the partial list again (or, for awaiting, the pages).
+        if (seen.has(record.request_id)) return;
+        seen.add(record.request_id);
+        const item = listed.get(record.request_id);
+        batch.push({
+          record,
+          raw: page.raws[index],
+          list: item ? listFieldsOf(item) : { state },
+          drift: page.drifts[index],
+          readAt: isoFromMs(page.readAtMs),
+          ...(page.texts && { text: page.texts[index]! }),
+        });
       });
-    });
-    await quarantineAll(deps, page.rejected, counts);
-    if (batch.length >= (deps.batchSize ?? DEFAULT_BATCH_SIZE)) await flush();
+      if (page.rejected.length > 0) {
+        // After the sets before it, as when they were written one at a time: a record of one of
+        // them that moved and came back malformed is quarantined after its stored copy.
+        await writes.drain();
+        await quarantineAll(deps, page.rejected, counts);
+      }
+      if (batch.length >= (deps.batchSize ?? DEFAULT_BATCH_SIZE)) await flush();
+    }
+    await flush();
+  } finally {
+    // Whatever ends the pass (the last page, an abort, a failed call), no write outlives it.
+    await writes.drain();
   }
-  await flush();
+  if (failure) throw failure.error;
   return { stored, seen, pagesChanged, ...(first !== undefined && { first }) };
 }
 

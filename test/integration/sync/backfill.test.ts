@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { planBackfill, runBackfill, type BackfillDeps } from '../../../src/sync/backfill.js';
 import type { DetailsPage, SyncClient } from '../../../src/sync/ports.js';
 import { silentLogger } from '../../../src/log.js';
+import { deferred } from '../../helpers/deferred.js';
 import { countRows, queryAll, queryOne } from '../../helpers/engine.js';
 import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 import { expectMirrorEqualsTruth, truthInWindow } from '../../helpers/truth.js';
@@ -246,6 +247,128 @@ describe('backfill against the simulator', () => {
     expect(result.status, result.error).toBe('ok');
     expect(mutations.length).toBeGreaterThan(5); // the pages did move
     await expectMirrorEqualsTruth(mirror, range(plan), { isVisibleOnly: true });
+  });
+
+  it('writes the next set of a pass while the one before it commits', async () => {
+    // Pages of 5 and sets of 5: each state's pass writes several sets.
+    mirror = await startMirror({
+      requests: 200,
+      pastDays: 10,
+      futureDays: 0,
+      pageSize: 5,
+      roughness: { pagingChurnRate: 0 },
+    });
+    const plan = planBackfill({
+      fromMs: mirror.clock.now() - 10 * DAY,
+      toMs: mirror.clock.now(),
+      states: ['awaiting', 'accepted', 'completed', 'canceled'],
+      chunkHours: 24 * 10,
+    });
+    // The first set's transaction is held until another starts.
+    let isPaging = false;
+    let hasHeld = false;
+    let isHolding = false;
+    let startedWhileHeld = 0;
+    const gate = deferred();
+    const release = () => {
+      isHolding = false;
+      gate.resolve();
+    };
+    const client: SyncClient = {
+      ...mirror.client,
+      async *listRequestDetails(query) {
+        for await (const page of mirror.client.listRequestDetails(query)) {
+          isPaging = true;
+          yield page;
+        }
+      },
+    };
+    const { store } = mirror;
+    const heldStore: typeof store = {
+      ...store,
+      async transaction(work, options) {
+        if (isPaging && !hasHeld) {
+          hasHeld = true;
+          isHolding = true;
+          await gate.promise;
+        } else if (isHolding) {
+          startedWhileHeld += 1;
+          release();
+        }
+        return store.transaction(work, options);
+      },
+    };
+    // Only for the failure: written one set at a time, the pass would wait here for good.
+    const valve = setTimeout(release, 10_000);
+    try {
+      const result = await runBackfill(
+        { ...deps(mirror, client), store: heldStore, batchSize: 5 },
+        plan,
+      );
+      expect(result.status, result.error).toBe('ok');
+      expect(startedWhileHeld).toBeGreaterThan(0);
+    } finally {
+      clearTimeout(valve);
+    }
+    await expectMirrorEqualsTruth(mirror, range(plan));
+  });
+
+  it('ends a pass with the error of a set that failed once the set beside it has committed', async () => {
+    mirror = await startMirror({
+      requests: 200,
+      pastDays: 10,
+      futureDays: 0,
+      pageSize: 5,
+      roughness: { pagingChurnRate: 0, driftRate: 0 },
+    });
+    const plan = planBackfill({
+      fromMs: mirror.clock.now() - 10 * DAY,
+      toMs: mirror.clock.now(),
+      states: ['completed'],
+      chunkHours: 24 * 10,
+    });
+    // The first set's transaction is held until the second has failed.
+    let isPaging = false;
+    let sets = 0;
+    const failed = deferred();
+    const client: SyncClient = {
+      ...mirror.client,
+      async *listRequestDetails(query) {
+        for await (const page of mirror.client.listRequestDetails(query)) {
+          isPaging = true;
+          yield page;
+        }
+      },
+    };
+    const { store } = mirror;
+    const failingStore: typeof store = {
+      ...store,
+      async transaction(work, options) {
+        // The first two sets' transactions; the run's bookkeeping goes through untouched.
+        if (!isPaging || sets >= 2) return store.transaction(work, options);
+        sets += 1;
+        if (sets === 1) {
+          await failed.promise;
+          return store.transaction(work, options);
+        }
+        failed.resolve();
+        throw new Error('disk full');
+      },
+    };
+    const valve = setTimeout(() => failed.resolve(), 10_000);
+    try {
+      const result = await runBackfill(
+        { ...deps(mirror, client), store: failingStore, batchSize: 5 },
+        plan,
+      );
+      expect(result.status).toBe('failed');
+      expect(result.error).toContain('disk full');
+      expect(sets).toBe(2);
+    } finally {
+      clearTimeout(valve);
+    }
+    // The first set committed, and stays.
+    expect(await countRows(mirror.db, 'requests')).toBe(5);
   });
 
   it('runs alongside a poll cycle on the same database, both completing', async () => {
