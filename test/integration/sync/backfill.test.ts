@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { planBackfill, runBackfill, type BackfillDeps } from '../../../src/sync/backfill.js';
+import type { RequestState } from '../../../src/config/index.js';
 import type { DetailsPage, SyncClient } from '../../../src/sync/ports.js';
 import { silentLogger } from '../../../src/log.js';
 import { deferred } from '../../helpers/deferred.js';
@@ -46,6 +47,39 @@ async function storedVersion(m: MirrorFixture, id: string) {
     { id },
   );
   return row && { ...row, raw_json: JSON.parse(row.raw_json) as unknown };
+}
+
+/**
+ * A mirror over 10 days of 200 requests in pages of 5 (no churn, no drift), a plan over them in
+ * `states`, and a client that tells when the first page has been read: each state's pass writes
+ * several sets of 5.
+ */
+async function pagedBackfill(states: RequestState[]) {
+  mirror = await startMirror({
+    requests: 200,
+    pastDays: 10,
+    futureDays: 0,
+    pageSize: 5,
+    roughness: { pagingChurnRate: 0, driftRate: 0 },
+  });
+  const plan = planBackfill({
+    fromMs: mirror.clock.now() - 10 * DAY,
+    toMs: mirror.clock.now(),
+    states,
+    chunkHours: 24 * 10,
+  });
+  const paged = mirror;
+  let isPaging = false;
+  const client: SyncClient = {
+    ...paged.client,
+    async *listRequestDetails(query) {
+      for await (const page of paged.client.listRequestDetails(query)) {
+        isPaging = true;
+        yield page;
+      }
+    },
+  };
+  return { mirror: paged, plan, client, isPaging: () => isPaging };
 }
 
 describe('backfill against the simulator', () => {
@@ -250,22 +284,13 @@ describe('backfill against the simulator', () => {
   });
 
   it('writes the next set of a pass while the one before it commits', async () => {
-    // Pages of 5 and sets of 5: each state's pass writes several sets.
-    mirror = await startMirror({
-      requests: 200,
-      pastDays: 10,
-      futureDays: 0,
-      pageSize: 5,
-      roughness: { pagingChurnRate: 0 },
-    });
-    const plan = planBackfill({
-      fromMs: mirror.clock.now() - 10 * DAY,
-      toMs: mirror.clock.now(),
-      states: ['awaiting', 'accepted', 'completed', 'canceled'],
-      chunkHours: 24 * 10,
-    });
+    const { plan, client, isPaging } = await pagedBackfill([
+      'awaiting',
+      'accepted',
+      'completed',
+      'canceled',
+    ]);
     // The first set's transaction is held until another starts.
-    let isPaging = false;
     let hasHeld = false;
     let isHolding = false;
     let startedWhileHeld = 0;
@@ -274,20 +299,11 @@ describe('backfill against the simulator', () => {
       isHolding = false;
       gate.resolve();
     };
-    const client: SyncClient = {
-      ...mirror.client,
-      async *listRequestDetails(query) {
-        for await (const page of mirror.client.listRequestDetails(query)) {
-          isPaging = true;
-          yield page;
-        }
-      },
-    };
     const { store } = mirror;
     const heldStore: typeof store = {
       ...store,
       async transaction(work, options) {
-        if (isPaging && !hasHeld) {
+        if (isPaging() && !hasHeld) {
           hasHeld = true;
           isHolding = true;
           await gate.promise;
@@ -314,38 +330,16 @@ describe('backfill against the simulator', () => {
   });
 
   it('ends a pass with the error of a set that failed once the set beside it has committed', async () => {
-    mirror = await startMirror({
-      requests: 200,
-      pastDays: 10,
-      futureDays: 0,
-      pageSize: 5,
-      roughness: { pagingChurnRate: 0, driftRate: 0 },
-    });
-    const plan = planBackfill({
-      fromMs: mirror.clock.now() - 10 * DAY,
-      toMs: mirror.clock.now(),
-      states: ['completed'],
-      chunkHours: 24 * 10,
-    });
+    const { plan, client, isPaging } = await pagedBackfill(['completed']);
     // The first set's transaction is held until the second has failed.
-    let isPaging = false;
     let sets = 0;
     const failed = deferred();
-    const client: SyncClient = {
-      ...mirror.client,
-      async *listRequestDetails(query) {
-        for await (const page of mirror.client.listRequestDetails(query)) {
-          isPaging = true;
-          yield page;
-        }
-      },
-    };
     const { store } = mirror;
     const failingStore: typeof store = {
       ...store,
       async transaction(work, options) {
         // The first two sets' transactions; the run's bookkeeping goes through untouched.
-        if (!isPaging || sets >= 2) return store.transaction(work, options);
+        if (!isPaging() || sets >= 2) return store.transaction(work, options);
         sets += 1;
         if (sets === 1) {
           await failed.promise;
