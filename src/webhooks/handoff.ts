@@ -24,7 +24,8 @@ export interface Handoff {
  * their bodies' bytes: past `limitBytes` (a burst the applier has not caught up with), a delivery
  * is not held, and the applier reads its payload from the table, as it does for events stored
  * before a restart or by another daemon on a shared database. The oldest are kept, as the
- * applier takes them first.
+ * applier takes them first. A delivery is held once its commit is known, so a drain that reads
+ * the table in between reads that one back: correct, only not spared.
  */
 export function createHandoff(limitBytes: number): Handoff {
   const held = new Map<string, { payload: unknown; bytes: number }>();
