@@ -5,6 +5,8 @@ import {
   PROFILE_NUMBER_MEMBERS,
   PROFILE_TEXT_MEMBERS,
   PROFILE_TIME_MEMBERS,
+  PROFILE_COLUMNS,
+  rowMaker,
   type LocationRow,
   type ProfileRow,
   type RequestContent,
@@ -105,10 +107,13 @@ export function normalizeWebhookData(data: WebhookData, status: string): Webhook
   };
 }
 
+const newProfileRow = rowMaker<ProfileRow>(PROFILE_COLUMNS);
+
 /** The request_profiles columns of a data object, named as its members (`_json` for arrays). */
 export function profileRow(data: WebhookData): ProfileRow {
   const member = data as Record<string, unknown>;
-  const row: ProfileRow = { request_id: data.service_request_id };
+  const row = newProfileRow();
+  row.request_id = data.service_request_id;
   for (const name of PROFILE_TEXT_MEMBERS) row[name] = textOf(member[name]);
   for (const name of PROFILE_TIME_MEMBERS) row[name] = textOf(member[name]);
   for (const name of PROFILE_FLAG_MEMBERS) row[name] = flag(member[name]);
