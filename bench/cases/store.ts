@@ -13,8 +13,9 @@
  * 3. poll path: `runPollCycle` storing every request new, its details written as the cycle
  *    writes them (concurrent detail writes gathered into sets by src/sync/record-batcher.ts).
  * 4. webhook events stored and applied: v2.0 events (one edit of each request) stored as the
- *    receiver stores a burst (a transaction per 50 deliveries), each commit handing its events,
- *    parsed, to the applier, which applies them meanwhile (as src/webhooks/index.ts wires them).
+ *    receiver stores a burst (a transaction per 50 deliveries), each handing its new events,
+ *    parsed, to the applier before its commit and waking it after; the applier applies them
+ *    meanwhile (as src/webhooks/index.ts wires them).
  */
 import { silentLogger } from '../../src/log.js';
 import { createSimulator } from '../../src/simulator/index.js';
@@ -311,15 +312,17 @@ async function measureEngine(
               const payload = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
               return { payload, row: toEventRow(payload, body, receivedAt) };
             });
-            // As the receiver's group commit stores them (src/webhooks/index.ts), and hands each
-            // new one to the applier with its parsed body.
-            const isNew = await store.transaction((tx) =>
-              tx.events.insertMany(received.map(({ row }) => row)),
-            );
-            received.forEach(({ payload, row }, index) => {
-              const bytes = row.payload_json.length;
-              if (isNew[index]) applier.received({ eventId: row.event_id, payload, bytes });
+            // As the receiver's group commit stores them (src/webhooks/index.ts): each new one
+            // handed to the applier with its parsed body before the commit, the applier woken
+            // after it.
+            await store.transaction(async (tx) => {
+              const isNew = await tx.events.insertMany(received.map(({ row }) => row));
+              received.forEach(({ payload, row }, index) => {
+                const bytes = row.payload_json.length;
+                if (isNew[index]) applier.hold({ eventId: row.event_id, payload, bytes });
+              });
             });
+            applier.wake();
           }
           await applier.idle();
         } finally {

@@ -7,7 +7,7 @@ import { startDailyPrune } from '../ops/retention.js';
 import { startOutboxDrainer } from '../outbox/index.js';
 import { runPollCycle, type CycleResult } from '../sync/poll.js';
 import { isoFromMs } from '../time.js';
-import { startEventApplier, type EventApplier, type ReceivedEvent } from '../webhooks/index.js';
+import { startEventApplier, type EventApplier } from '../webhooks/index.js';
 import type { SyncContext } from './context.js';
 import type { PollGate } from './poll-gate.js';
 import { createScheduler } from './scheduler.js';
@@ -19,8 +19,13 @@ const SHARED_EVENTS_POLL_MS = 1_000;
 export interface LeaderDuties {
   /** The scheduler's last progress (epoch ms on the daemon's clock), or now when nothing is scheduled. */
   lastProgressAt(): number;
-  /** A delivery was stored here: apply it now, from its body as parsed at intake. */
-  wakeApplier(event: ReceivedEvent): void;
+  /** A delivery was stored here: apply it now. */
+  wakeApplier(): void;
+  /**
+   * Hands the applier a delivery's body as parsed at intake, before its commit, or lets go of
+   * it when the commit failed (handoff.ts); nothing when no applier runs here.
+   */
+  handoff: Pick<EventApplier, 'hold' | 'drop'>;
   /** Resolves once the stored events are applied (at once without a receiver). */
   applierIdle(): Promise<void>;
   /** Stops all of it, in reverse order of start; resolves once stopped. */
@@ -133,7 +138,11 @@ export function startLeaderDuties({
   let stopping: Promise<void> | undefined;
   return {
     lastProgressAt: () => (config.isPollingOn ? scheduler.lastProgressAt() : clock.now()),
-    wakeApplier: (event) => applier?.received(event),
+    wakeApplier: () => applier?.wake(),
+    handoff: {
+      hold: (event) => applier?.hold(event),
+      drop: (eventIds) => applier?.drop(eventIds),
+    },
     applierIdle: () => applier?.idle() ?? Promise.resolve(),
     stop() {
       stopping ??= (async () => {

@@ -134,7 +134,13 @@ export async function startDaemon({
         },
         onStoreHealth: (isStoring) =>
           isStoring ? intake.ledger?.onStored() : intake.ledger?.onStoreFailed(),
-        onStored: (event) => duties?.wakeApplier(event),
+        // To this daemon's applier while it leads; a follower's deliveries are read back by
+        // the leader's.
+        handoff: {
+          hold: (event) => duties?.handoff.hold(event),
+          drop: (eventIds) => duties?.handoff.drop(eventIds),
+        },
+        onStored: () => duties?.wakeApplier(),
       });
       // The last heartbeat is written once the receiver has closed, after the last delivery it
       // stored: the next gap starts where intake really stopped.

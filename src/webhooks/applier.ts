@@ -30,10 +30,13 @@ export interface EventApplier {
   /** Looks for stored events now. */
   wake(): void;
   /**
-   * Wakes it for a delivery just stored, handing over the payload as the receiver parsed it:
-   * applied without reading it back or parsing it again.
+   * Holds a delivery's payload as the receiver parsed it, to be applied without reading it back
+   * or parsing it again. Called inside the transaction that stores the delivery, once it is
+   * known to be new, before the commit (see handoff.ts); `wake` follows the commit.
    */
-  received(event: ReceivedEvent): void;
+  hold(event: ReceivedEvent): void;
+  /** Lets go of held payloads whose deliveries were not stored after all (the commit failed). */
+  drop(eventIds: readonly string[]): void;
   /** Resolves when every stored event is applied (events waiting to be retried aside). */
   idle(): Promise<void>;
   /** Stops applying; events not yet applied stay stored for the next start. */
@@ -320,11 +323,10 @@ export function createApplier(deps: {
 
   return {
     wake,
-    received(event) {
-      if (isStopped) return;
-      handoff.hold(event);
-      wake();
+    hold(event) {
+      if (!isStopped) handoff.hold(event);
     },
+    drop: (eventIds) => handoff.drop(eventIds),
     async idle() {
       // Applying can queue fetches and fetches finish events: loop until both are quiet, with
       // nothing pending but events waiting for their retry time.

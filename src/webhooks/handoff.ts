@@ -13,6 +13,8 @@ export interface Handoff {
   has(eventId: string): boolean;
   /** The payload held for the event, which is then no longer held. */
   take(eventId: string): unknown;
+  /** Lets go of these events' payloads (their deliveries were not stored after all). */
+  drop(eventIds: readonly string[]): void;
   clear(): void;
   /** Bytes held. */
   readonly bytes: number;
@@ -24,12 +26,20 @@ export interface Handoff {
  * their bodies' bytes: past `limitBytes` (a burst the applier has not caught up with), a delivery
  * is not held, and the applier reads its payload from the table, as it does for events stored
  * before a restart or by another daemon on a shared database. The oldest are kept, as the
- * applier takes them first. A delivery is held once its commit is known, so a drain that reads
- * the table in between reads that one back: correct, only not spared.
+ * applier takes them first. A delivery is held inside the transaction that stores it, before
+ * its commit: a drain that reads the table once the commit lands finds it held, however late the
+ * receiver hears of the commit. A commit that fails drops what it held.
  */
 export function createHandoff(limitBytes: number): Handoff {
   const held = new Map<string, { payload: unknown; bytes: number }>();
   let bytes = 0;
+  const take = (eventId: string): unknown => {
+    const entry = held.get(eventId);
+    if (!entry) return undefined;
+    held.delete(eventId);
+    bytes -= entry.bytes;
+    return entry.payload;
+  };
   return {
     hold({ eventId, payload, bytes: size }) {
       if (bytes + size > limitBytes || held.has(eventId)) return;
@@ -37,12 +47,9 @@ export function createHandoff(limitBytes: number): Handoff {
       bytes += size;
     },
     has: (eventId) => held.has(eventId),
-    take(eventId) {
-      const entry = held.get(eventId);
-      if (!entry) return undefined;
-      held.delete(eventId);
-      bytes -= entry.bytes;
-      return entry.payload;
+    take,
+    drop(eventIds) {
+      for (const eventId of eventIds) take(eventId);
     },
     clear() {
       held.clear();

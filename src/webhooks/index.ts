@@ -36,7 +36,6 @@ import type { Logger } from '../log.js';
 import type { SyncClient } from '../sync/ports.js';
 import { createApplier, type EventApplier } from './applier.js';
 import { createFetchQueue } from './fetch-queue.js';
-import type { ReceivedEvent } from './handoff.js';
 import { createReceiver } from './receiver.js';
 import { createSourcePolicy, DEFAULT_MAX_CONNECTIONS_PER_SOURCE } from './sources.js';
 import { missingKey } from './preflight.js';
@@ -98,14 +97,20 @@ export async function startWebhookReceiver({
   fallback,
   onOutcome,
   onStoreHealth,
+  handoff,
   onStored,
 }: WebhookDeps & {
   /** Other routes served on the same address (the monitoring endpoint when they share it). */
   fallback?: (req: IncomingMessage, res: ServerResponse) => boolean;
   /** Told when storing a delivery fails, and when it works again (the intake ledger). */
   onStoreHealth?: (isStoring: boolean) => void;
-  /** Told after a new event is stored, with its parsed body (for the applier). */
-  onStored: (event: ReceivedEvent) => void;
+  /**
+   * Given each new delivery's parsed body inside the transaction that stores it, before the
+   * commit, and told which to let go of if the commit fails (the applier's, when it runs here).
+   */
+  handoff?: Pick<EventApplier, 'hold' | 'drop'>;
+  /** Told after a new event is stored (to wake the applier). */
+  onStored: () => void;
 }): Promise<WebhookReceiver> {
   const wlog = log.child({ area: 'webhooks' });
   const verify = verifierFrom(config, wlog);
@@ -118,9 +123,15 @@ export async function startWebhookReceiver({
     maxBodyBytes: config.webhookMaxBodyBytes,
     verify,
     signatureHeader: config.webhookSignatureHeader,
-    storeEvents: (rows) => store.transaction((tx) => tx.events.insertMany(rows)),
+    storeEvents: (rows, beforeCommit) =>
+      store.transaction(async (tx) => {
+        const isNew = await tx.events.insertMany(rows);
+        beforeCommit(isNew);
+        return isNew;
+      }),
     now: () => store.now(),
     log: wlog,
+    ...(handoff && { handoff }),
     onStored,
     onRefused: onOutcome,
     onStoreHealth,
@@ -213,7 +224,8 @@ export function startEventApplier({
   let stopping: Promise<void> | undefined;
   return {
     wake: () => applier.wake(),
-    received: (event) => applier.received(event),
+    hold: (event) => applier.hold(event),
+    drop: (eventIds) => applier.drop(eventIds),
     idle: () => applier.idle(),
     stop() {
       stopping ??= (async () => {

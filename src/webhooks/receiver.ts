@@ -12,7 +12,7 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { EventRow } from '../db/schema/index.js';
 import { isObject, toEventRow } from './envelope.js';
-import type { ReceivedEvent } from './handoff.js';
+import type { Handoff, ReceivedEvent } from './handoff.js';
 import type { SignatureVerifier } from './signature.js';
 import {
   createSourcePolicy,
@@ -52,12 +52,23 @@ export interface ReceiverDeps {
   /** Null: unsigned deliveries are accepted (TRANSPORT_WEBHOOK_ALLOW_UNSIGNED, no key). */
   verify: SignatureVerifier | null;
   signatureHeader: string;
-  /** Stores deliveries in one write transaction; true for each one not stored before. */
-  storeEvents: (rows: readonly EventRow[]) => Promise<boolean[]>;
+  /**
+   * Stores deliveries in one write transaction; true for each one not stored before. Calls
+   * `beforeCommit` inside it, once it knows which are new.
+   */
+  storeEvents: (
+    rows: readonly EventRow[],
+    beforeCommit: (isNew: readonly boolean[]) => void,
+  ) => Promise<boolean[]>;
   now: () => string;
   log: Logger;
-  /** Called after a new event is stored, once the reply is on its way, with its parsed body. */
-  onStored: (event: ReceivedEvent) => void;
+  /**
+   * Given each new delivery's parsed body before its commit, and told which to let go of when
+   * the commit fails (the applier's handoff.ts).
+   */
+  handoff?: Pick<Handoff, 'hold' | 'drop'>;
+  /** Called after a new event is stored, once the reply is on its way. */
+  onStored: () => void;
   /** Called for each delivery or connection refused, with why. */
   onRefused?: (why: Refusal) => void;
   /** Called when storing failed (503), and when storing works again after that. */
@@ -144,7 +155,7 @@ export function createReceiver(deps: ReceiverDeps): Server | HttpsServer {
 
 function handle(
   deps: ReceiverDeps,
-  insert: (row: EventRow) => Promise<boolean>,
+  insert: (delivery: Delivery) => Promise<boolean>,
   header: string,
   req: IncomingMessage,
   res: ServerResponse,
@@ -171,7 +182,7 @@ function handle(
     return reply(res, 400, 'body is not a JSON object');
   }
   const row = toEventRow(payload, body, deps.now());
-  insert(row).then(
+  insert({ row, event: { eventId: row.event_id, payload, bytes: body.length } }).then(
     (isNew) => {
       reply(res, 200, isNew ? 'stored' : 'duplicate');
       deps.onStoreHealth?.(true);
@@ -185,7 +196,7 @@ function handle(
         },
         'webhook received',
       );
-      if (isNew) deps.onStored({ eventId: row.event_id, payload, bytes: body.length });
+      if (isNew) deps.onStored();
     },
     (error: unknown) => {
       // Not stored, so not acknowledged: the service retries.
@@ -197,22 +208,50 @@ function handle(
   );
 }
 
+/** A delivery to store: its row, and its body as parsed. */
+interface Delivery {
+  row: EventRow;
+  event: ReceivedEvent;
+}
+
 /**
  * Inserts the deliveries that arrive in one turn of the event loop in one transaction (group
  * commit): a burst costs one commit per turn, not one per delivery. Each reply still waits for
- * the commit that holds its event.
+ * the commit that holds its event. The new ones are handed over before the commit; a commit
+ * that fails drops them again.
  */
-function createGroupInsert(deps: ReceiverDeps): (row: EventRow) => Promise<boolean> {
-  let pending: { row: EventRow; resolve(isNew: boolean): void; reject(error: unknown): void }[] =
-    [];
+function createGroupInsert(deps: ReceiverDeps): (delivery: Delivery) => Promise<boolean> {
+  let pending: {
+    delivery: Delivery;
+    resolve(isNew: boolean): void;
+    reject(error: unknown): void;
+  }[] = [];
   let isFlushing = false;
+  const store = async (deliveries: readonly Delivery[]): Promise<boolean[]> => {
+    let held: string[] = [];
+    // A transaction run again (a write conflict) hands over anew what it finds new.
+    const handOver = (isNew: readonly boolean[]) => {
+      deps.handoff?.drop(held);
+      held = deliveries.filter((_, index) => isNew[index]).map(({ event }) => event.eventId);
+      deliveries.forEach(({ event }, index) => isNew[index] && deps.handoff?.hold(event));
+    };
+    try {
+      return await deps.storeEvents(
+        deliveries.map(({ row }) => row),
+        handOver,
+      );
+    } catch (error) {
+      deps.handoff?.drop(held);
+      throw error;
+    }
+  };
   // Deliveries that arrive while a commit runs go together into the next one.
   const flush = async () => {
     while (pending.length > 0) {
       const items = pending;
       pending = [];
       try {
-        const results = await deps.storeEvents(items.map((item) => item.row));
+        const results = await store(items.map((item) => item.delivery));
         items.forEach((item, index) => item.resolve(results[index] ?? false));
       } catch (error) {
         if (items.length === 1) items[0]!.reject(error);
@@ -220,17 +259,18 @@ function createGroupInsert(deps: ReceiverDeps): (row: EventRow) => Promise<boole
         // each goes alone, and only the one at fault is answered 503.
         else
           for (const item of items) {
-            await deps
-              .storeEvents([item.row])
-              .then((results) => item.resolve(results[0] ?? false), item.reject);
+            await store([item.delivery]).then(
+              (results) => item.resolve(results[0] ?? false),
+              item.reject,
+            );
           }
       }
     }
     isFlushing = false;
   };
-  return (row) =>
+  return (delivery) =>
     new Promise((resolve, reject) => {
-      pending.push({ row, resolve, reject });
+      pending.push({ delivery, resolve, reject });
       if (isFlushing) return;
       isFlushing = true;
       setImmediate(() => void flush());

@@ -4,6 +4,7 @@ import { openDatabase, type MirrorDb } from '../../src/db/open.js';
 import { createStore, type Store } from '../../src/db/store.js';
 import { toEventRow } from '../../src/webhooks/envelope.js';
 import type { FetchQueue } from '../../src/webhooks/fetch-queue.js';
+import type { ReceivedEvent } from '../../src/webhooks/handoff.js';
 import { createMigratedTestDatabase, execute, type TestDatabase } from './engine.js';
 
 /** For appliers that must never fetch: the events under test all carry their data. */
@@ -50,12 +51,21 @@ export function applierFixture(name: string) {
     async emptied(): Promise<void> {
       for (const table of WRITTEN_TABLES) await execute(db, `DELETE FROM ${table}`);
     },
-    /** Stores one delivery's events, as the receiver does. */
-    async storeDelivery(payloads: readonly Record<string, unknown>[]): Promise<void> {
+    /**
+     * Stores one delivery's events, as the receiver does: `hold` is given each new one, parsed
+     * from its body, before the commit.
+     */
+    async storeDelivery(
+      payloads: readonly Record<string, unknown>[],
+      hold?: (event: ReceivedEvent) => void,
+    ): Promise<void> {
       await store.transaction(async (tx) => {
         for (const payload of payloads) {
           const body = Buffer.from(JSON.stringify(payload));
-          await tx.events.insert(toEventRow(payload, body, tx.now()));
+          const row = toEventRow(payload, body, tx.now());
+          const parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+          if (await tx.events.insert(row))
+            hold?.({ eventId: row.event_id, payload: parsed, bytes: body.length });
         }
       });
     },

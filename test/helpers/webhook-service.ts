@@ -39,7 +39,8 @@ export async function startWebhookService({
       ...deps,
       ...(fallback && { fallback }),
       ...(onStoreHealth && { onStoreHealth }),
-      onStored: (event) => applier.received(event),
+      handoff: applier,
+      onStored: () => applier.wake(),
     });
     return {
       url: receiver.url,

@@ -147,13 +147,7 @@ async function applyInBatches(
     applyBatchSize: batchSize,
   });
   for (const delivery of deliveries) {
-    await storeDelivery(delivery);
-    for (const payload of delivery) {
-      const eventId = String(payload.event_id);
-      const body = JSON.stringify(payload);
-      const parsed = JSON.parse(body) as Record<string, unknown>;
-      if (isHanded(eventId)) applier.received({ eventId, payload: parsed, bytes: body.length });
-    }
+    await storeDelivery(delivery, (event) => isHanded(event.eventId) && applier.hold(event));
     applier.wake();
     await applier.idle();
   }

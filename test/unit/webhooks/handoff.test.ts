@@ -42,6 +42,15 @@ describe('the handoff of parsed payloads to the applier', () => {
     expect(handoff.bytes).toBe(400);
   });
 
+  it('lets go of dropped payloads, and of their bytes', () => {
+    const handoff = createHandoff(1_000);
+    handoff.hold(event('EV1', 400));
+    handoff.hold(event('EV2', 300));
+    handoff.drop(['EV1', 'EV9']);
+    expect([handoff.has('EV1'), handoff.has('EV2')]).toEqual([false, true]);
+    expect(handoff.bytes).toBe(300);
+  });
+
   it('holds nothing once cleared', () => {
     const handoff = createHandoff(1_000);
     handoff.hold(event('EV1', 400));
