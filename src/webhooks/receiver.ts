@@ -232,8 +232,9 @@ function createGroupInsert(deps: ReceiverDeps): (delivery: Delivery) => Promise<
     // A transaction run again (a write conflict) hands over anew what it finds new.
     const handOver = (isNew: readonly boolean[]) => {
       deps.handoff?.drop(held);
-      held = deliveries.filter((_, index) => isNew[index]).map(({ event }) => event.eventId);
-      deliveries.forEach(({ event }, index) => isNew[index] && deps.handoff?.hold(event));
+      const fresh = deliveries.filter((_, index) => isNew[index]);
+      held = fresh.map(({ event }) => event.eventId);
+      for (const { event } of fresh) deps.handoff?.hold(event);
     };
     try {
       return await deps.storeEvents(
