@@ -7,7 +7,7 @@ import { startDailyPrune } from '../ops/retention.js';
 import { startOutboxDrainer } from '../outbox/index.js';
 import { runPollCycle, type CycleResult } from '../sync/poll.js';
 import { isoFromMs } from '../time.js';
-import { startEventApplier, type EventApplier } from '../webhooks/index.js';
+import { startEventApplier, type EventApplier, type PayloadHandoff } from '../webhooks/index.js';
 import type { SyncContext } from './context.js';
 import type { PollGate } from './poll-gate.js';
 import { createScheduler } from './scheduler.js';
@@ -25,7 +25,7 @@ export interface LeaderDuties {
    * Hands the applier a delivery's body as parsed at intake, before its commit, or lets go of
    * it when the commit failed (handoff.ts); nothing when no applier runs here.
    */
-  handoff: Pick<EventApplier, 'hold' | 'drop'>;
+  handoff: PayloadHandoff;
   /** Resolves once the stored events are applied (at once without a receiver). */
   applierIdle(): Promise<void>;
   /** Stops all of it, in reverse order of start; resolves once stopped. */

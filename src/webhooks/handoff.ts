@@ -20,6 +20,9 @@ export interface Handoff {
   readonly bytes: number;
 }
 
+/** What the receiver hands over to: the applier's handoff, seen from intake. */
+export type PayloadHandoff = Pick<Handoff, 'hold' | 'drop'>;
+
 /**
  * The payloads the receiver parsed, handed to the applier in the same process, so that an event
  * is parsed once: the applier neither reads its payload back nor parses it again. Bounded by

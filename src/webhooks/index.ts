@@ -36,6 +36,7 @@ import type { Logger } from '../log.js';
 import type { SyncClient } from '../sync/ports.js';
 import { createApplier, type EventApplier } from './applier.js';
 import { createFetchQueue } from './fetch-queue.js';
+import type { PayloadHandoff } from './handoff.js';
 import { createReceiver } from './receiver.js';
 import { createSourcePolicy, DEFAULT_MAX_CONNECTIONS_PER_SOURCE } from './sources.js';
 import { missingKey } from './preflight.js';
@@ -43,7 +44,7 @@ import { readTlsFiles, watchTlsFiles } from './tls.js';
 import { createVerifier, loadPublicKey, type SignatureVerifier } from './signature.js';
 
 export type { EventApplier } from './applier.js';
-export type { ReceivedEvent } from './handoff.js';
+export type { PayloadHandoff, ReceivedEvent } from './handoff.js';
 
 /** The settings the webhook service reads. */
 export type WebhookConfig = Pick<
@@ -108,7 +109,7 @@ export async function startWebhookReceiver({
    * Given each new delivery's parsed body inside the transaction that stores it, before the
    * commit, and told which to let go of if the commit fails (the applier's, when it runs here).
    */
-  handoff?: Pick<EventApplier, 'hold' | 'drop'>;
+  handoff?: PayloadHandoff;
   /** Told after a new event is stored (to wake the applier). */
   onStored: () => void;
 }): Promise<WebhookReceiver> {

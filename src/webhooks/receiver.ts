@@ -12,7 +12,7 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { EventRow } from '../db/schema/index.js';
 import { isObject, toEventRow } from './envelope.js';
-import type { Handoff, ReceivedEvent } from './handoff.js';
+import type { PayloadHandoff, ReceivedEvent } from './handoff.js';
 import type { SignatureVerifier } from './signature.js';
 import {
   createSourcePolicy,
@@ -66,7 +66,7 @@ export interface ReceiverDeps {
    * Given each new delivery's parsed body before its commit, and told which to let go of when
    * the commit fails (the applier's handoff.ts).
    */
-  handoff?: Pick<Handoff, 'hold' | 'drop'>;
+  handoff?: PayloadHandoff;
   /** Called after a new event is stored, once the reply is on its way. */
   onStored: () => void;
   /** Called for each delivery or connection refused, with why. */
