@@ -185,9 +185,10 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   const policy = options.schemaPolicy ?? 'evolve';
   const serviceClock = createServiceClock();
 
-  async function getRequestDetailsPage(
-    query: WindowQuery<DetailListState> & { page: number; isKnown?: KnownRecords },
-  ): Promise<DetailPage> {
+  type DetailsQuery = WindowQuery<DetailListState> & { page: number; isKnown?: KnownRecords };
+
+  /** One page of the full list, answered and its envelope checked; its records not yet. */
+  async function fetchDetailsPage(query: DetailsQuery) {
     if (!Number.isInteger(query.page) || query.page < 1) throw invalidArgument('page must be >= 1');
     const params = { ...windowParams(query, DETAIL_LIST_STATES), page: query.page };
     const endpoint = 'requests.details';
@@ -208,7 +209,14 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     if (top.data.page !== query.page) {
       log.warn({ endpoint, requested: query.page, answered: top.data.page }, 'page mismatch');
     }
-    const results: unknown[] = top.data.results;
+    return { res, pages: top.data.pages, results: top.data.results as unknown[] };
+  }
+
+  /** The records of a fetched page: those `isKnown` recognises passed over, the rest checked. */
+  async function checkDetailsPage(
+    query: DetailsQuery,
+    { res, pages, results }: Awaited<ReturnType<typeof fetchDetailsPage>>,
+  ): Promise<DetailPage> {
     const texts = results.map((raw) => JSON.stringify(raw));
     const isKnown = query.isKnown
       ? await query.isKnown(
@@ -225,7 +233,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     const textOf = new Map(fresh.map(({ raw, index }) => [raw, texts[index]!]));
     return {
       page: query.page,
-      pages: top.data.pages,
+      pages,
       ...checked,
       texts: checked.raws.map((raw) => textOf.get(raw)!),
       known: results.flatMap((raw, index) =>
@@ -233,6 +241,53 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       ),
       readAtMs: serviceClock.readAt(res),
     };
+  }
+
+  async function getRequestDetailsPage(query: DetailsQuery): Promise<DetailPage> {
+    return checkDetailsPage(query, await fetchDetailsPage(query));
+  }
+
+  /**
+   * Pages 1 to the latest `pages`. isKnown goes to every page (see checkDetailsPage).
+   * `pages` is re-read from every response: requests edited meanwhile can add or remove pages.
+   * The next page is asked for as soon as a page answers, before its records are compared with
+   * the mirror and checked: the service prepares one page while we read the other.
+   */
+  async function* detailPages(query: Omit<DetailsQuery, 'page'>): AsyncGenerator<DetailPage> {
+    const fetchPage = (page: number) => {
+      const fetched = fetchDetailsPage({ ...query, page });
+      fetched.catch(() => undefined); // awaited below, or dropped when the caller stops
+      return fetched;
+    };
+    let fetching = fetchPage(1);
+    for (let page = 1; ; page += 1) {
+      let fetched: Awaited<typeof fetching>;
+      try {
+        fetched = await fetching;
+      } catch (error) {
+        // Page 1 answered, so the endpoint exists: a 404 further on means the list shrank
+        // while we read it ("Invalid page."), which ends the pages rather than the endpoint.
+        if (
+          page > 1 &&
+          isTransportError(error, 'api.endpoint_gone') &&
+          error.details.status === 404
+        ) {
+          log.debug({ endpoint: 'requests.details', page }, 'page past the end');
+          return;
+        }
+        throw error;
+      }
+      const isLast = page >= fetched.pages;
+      if (!isLast && page + 1 > MAX_PAGES) {
+        const ctx = { endpoint: 'requests.details', method: 'GET' };
+        throw malformedResponse(ctx, 200, `more than ${MAX_PAGES} pages`, {
+          pages: fetched.pages,
+        });
+      }
+      if (!isLast) fetching = fetchPage(page + 1);
+      yield await checkDetailsPage({ ...query, page }, fetched);
+      if (isLast) return;
+    }
   }
 
   return {
@@ -259,32 +314,15 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     },
 
     async *listRequestDetails(query) {
-      // isKnown goes to every page (see getRequestDetailsPage).
-      // `pages` is re-read from every response: requests edited meanwhile can add or remove pages.
-      let pages = 1;
-      for (let page = 1; page <= pages; page += 1) {
-        if (page > MAX_PAGES) {
-          const ctx = { endpoint: 'requests.details', method: 'GET' };
-          throw malformedResponse(ctx, 200, `more than ${MAX_PAGES} pages`, { pages });
-        }
-        let result: DetailPage;
-        try {
-          result = await getRequestDetailsPage({ ...query, page });
-        } catch (error) {
-          // Page 1 answered, so the endpoint exists: a 404 further on means the list shrank
-          // while we read it ("Invalid page."), which ends the pages rather than the endpoint.
-          if (
-            page > 1 &&
-            isTransportError(error, 'api.endpoint_gone') &&
-            error.details.status === 404
-          ) {
-            log.debug({ endpoint: 'requests.details', page, pages }, 'page past the end');
-            return;
-          }
-          throw error;
-        }
-        pages = result.pages;
-        yield result;
+      // A caller that stops early cancels the page asked ahead (with its retries).
+      const stopped = new AbortController();
+      const signal = query.signal
+        ? AbortSignal.any([query.signal, stopped.signal])
+        : stopped.signal;
+      try {
+        yield* detailPages({ ...query, signal });
+      } finally {
+        stopped.abort();
       }
     },
 

@@ -113,6 +113,97 @@ describe('read endpoints', () => {
     expect(empty).toEqual([1]);
   });
 
+  it('listRequestDetails asks for the next page while the one before is compared with the mirror', async () => {
+    const path = '/svc/openapi/v1.0/request-details/';
+    let pageTwoAsked: () => void = () => undefined;
+    const pageTwo = new Promise<void>((resolve) => (pageTwoAsked = resolve));
+    base()
+      .get(path)
+      .query((q) => q.page === '1')
+      .reply(200, { page: 1, pages: 2, results: [detailRecord('A1')] });
+    base()
+      .get(path)
+      .query((q) => q.page === '2')
+      .reply(() => {
+        pageTwoAsked();
+        return [200, { page: 2, pages: 2, results: [detailRecord('A2')] }];
+      });
+    const { client } = makeClient();
+    const compared: string[] = [];
+    // Page 1's comparison ends only once page 2 has been asked for: fetching one page at a
+    // time, after the comparison of the one before, never gets past page 1.
+    const isKnown = async (records: { id: string | null }[]) => {
+      if (records.some((r) => r.id === 'A1')) await pageTwo;
+      compared.push(...records.map((r) => r.id!));
+      return records.map(() => false);
+    };
+    const ids: string[] = [];
+    for await (const p of client.listRequestDetails({
+      from: FROM,
+      to: TO,
+      state: 'awaiting',
+      isKnown,
+    }))
+      ids.push(...p.items.map((i) => i.request_id));
+    expect(ids).toEqual(['A1', 'A2']);
+    expect(compared).toEqual(['A1', 'A2']);
+  });
+
+  it('listRequestDetails: a 404 for a page asked ahead ends the pages', async () => {
+    const path = '/svc/openapi/v1.0/request-details/';
+    base()
+      .get(path)
+      .query((q) => q.page === '1')
+      .reply(200, { page: 1, pages: 2, results: [detailRecord('A1')] });
+    base()
+      .get(path)
+      .query((q) => q.page === '2')
+      .reply(404, { message: 'Invalid page.', code: 'common:not_found' });
+    const { client } = makeClient();
+    const seen: number[] = [];
+    for await (const p of client.listRequestDetails({ from: FROM, to: TO, state: 'awaiting' }))
+      seen.push(p.page);
+    expect(seen).toEqual([1]);
+  });
+
+  it('listRequestDetails: a caller that stops early cancels the page asked ahead', async () => {
+    const path = '/svc/openapi/v1.0/request-details/';
+    base()
+      .get(path)
+      .query((q) => q.page === '1')
+      .reply(200, { page: 1, pages: 2, results: [detailRecord('A1')] });
+    // Page 2 answers 500 only once the caller has stopped; a live request would retry it.
+    let answer: (() => void) | undefined;
+    const asked = new Promise<void>((resolve) => {
+      base()
+        .get(path)
+        .query((q) => q.page === '2')
+        .reply(function (_uri, _body, callback) {
+          answer = () => callback(null, [500, { message: 'down' }]);
+          resolve();
+        });
+    });
+    const retry = base()
+      .get(path)
+      .query((q) => q.page === '2')
+      .reply(200, { page: 2, pages: 2, results: [] });
+    const retries: unknown[] = [];
+    const { client } = makeClient({ onRetry: (event) => retries.push(event) });
+    for await (const p of client.listRequestDetails({ from: FROM, to: TO, state: 'awaiting' })) {
+      expect(p.page).toBe(1);
+      await asked;
+      break;
+    }
+    answer!();
+    // A cancelled request ends without a trace; a live one retries at once (the fake clock's
+    // sleeps return at once), some 600 turns of the event loop after its 500 is answered.
+    for (let turn = 0; turn < 5_000 && retries.length === 0; turn += 1)
+      await new Promise((resolve) => setImmediate(resolve));
+    expect(retries).toEqual([]);
+    expect(retry.isDone()).toBe(false);
+    nock.cleanAll();
+  });
+
   it('getRequestDetailsPage: a wrong top-level shape is api.malformed_response', async () => {
     base()
       .get('/svc/openapi/v1.0/request-details/')
