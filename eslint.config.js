@@ -116,6 +116,16 @@ export default tseslint.config(
       // No maxDepth: any cycle, however long. Type-only imports are not followed (erased at run time).
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
       'import-x/no-restricted-paths': ['error', { basePath: ROOT, zones: LAYER_ZONES }],
+      // zod's `z` export is a namespace object that holds all of zod, its 64 locales included:
+      // the bundle of the CLI then carries 370 KB that every command loads and never runs.
+      // `import * as z` lets the bundler keep only what src uses.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "ImportDeclaration[source.value='zod'] > ImportSpecifier[imported.name='z']",
+          message: "Use `import * as z from 'zod'` (see eslint.config.js).",
+        },
+      ],
     },
   },
   {

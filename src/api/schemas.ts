@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Contract } from './contract.js';
 import { normalizeDate, normalizeTimestamp } from '../time.js';
 

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { Cron } from 'croner';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_ENV_FILE } from './environment-file.js';
 
 /**

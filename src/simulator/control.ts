@@ -2,7 +2,7 @@
  * Control endpoints under `/_sim/` for out-of-process tests and the demo. No auth, not recorded
  * in `calls`, trailing slash optional. They expose what the library API exposes in-process.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { faultOptionsSchema, type FaultOptions } from './faults.js';
 import { json, NOT_FOUND, type ActionRecord, type CallRecord, type SimResponse } from './http.js';
 import { REQUEST_STATES, type MutationSummary, type TruthRecord } from './model.js';

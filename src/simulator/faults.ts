@@ -4,7 +4,7 @@
  * connection and a truncated body happen after the handler ran: the action took effect but the
  * answer was lost, which is the case a client's retry logic most often gets wrong.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Clock } from '../clock.js';
 import {
   codedError,

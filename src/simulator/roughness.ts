@@ -3,7 +3,7 @@
  * mirror's life hard. All are on by default, so a client is tested against the service as it is;
  * each has a setting that turns it off (`lastUpdated: 'strict'`, a rate of 0).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const rate = z.number().min(0).max(1);
 

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { checkContract, type Drift, type SchemaPolicy } from '../api/contract.js';
 import {
   webhookDataContract,
