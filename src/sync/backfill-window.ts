@@ -6,7 +6,7 @@ import type { BackfillDeps } from './backfill.js';
 import { needsDetail } from './needs-detail.js';
 import { listFieldsOf } from './normalize.js';
 import type { DetailsPage, ListItem, ListState, Rejected } from './ports.js';
-import { createTail, forEachConcurrently, readAhead } from './pool.js';
+import { createTail, forEachConcurrently, readAhead, SETS_IN_FLIGHT } from './pool.js';
 import { createRecordBatcher, UNWRITTEN_RECORDS } from './record-batcher.js';
 import {
   pendingOf,
@@ -26,17 +26,6 @@ import type { TimeWindow } from './window.js';
  * PostgreSQL rate (93,185 requests in 101 s against 100 s, measured side by side).
  */
 const DEFAULT_BATCH_SIZE = 100;
-
-/**
- * Sets of a pass written at once, per engine. On PostgreSQL a set's transaction is round trips
- * during which the process waits, and the planning of the next set is CPU time during which the
- * server waits: with two in flight (on two connections of the pool) they overlap, and a
- * 4,600-request import took 1,109 to 1,305 ms against 1,507 to 1,803 with one (measured side by
- * side). The sets of a pass hold distinct requests, and the shared rows they upsert (accounts,
- * facilities) are written in key order, so the two do not deadlock. SQLite writes one
- * transaction at a time on its one connection, and with two in flight measured no faster.
- */
-const SETS_IN_FLIGHT = { sqlite: 1, postgres: 2 } as const;
 
 /*
  * One backfill window, state by state. The guarantee and its limits are in docs/sync.md

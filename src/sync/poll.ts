@@ -10,8 +10,8 @@ import { isoFromMs } from '../time.js';
 import type { CallTally } from './call-tally.js';
 import { needsDetail } from './needs-detail.js';
 import { listFieldsOf, type ListFields } from './normalize.js';
-import type { ListItem, ListState, Rejected, SyncClient } from './ports.js';
-import { createTail, forEachConcurrently, readAhead } from './pool.js';
+import type { DetailsPage, ListItem, ListState, Rejected, SyncClient } from './ports.js';
+import { createTail, forEachConcurrently, readAhead, SETS_IN_FLIGHT } from './pool.js';
 import { createRecordBatcher, UNWRITTEN_RECORDS } from './record-batcher.js';
 import {
   fetchForWriter,
@@ -104,7 +104,7 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
   }
   if (settings.states.includes('awaiting')) {
     try {
-      await syncAwaiting(deps, window, seenOtherwise, counts, signal);
+      await syncAwaiting(deps, window, stored, seenOtherwise, counts, signal);
     } catch (error) {
       listFailed('awaiting', error);
     }
@@ -225,6 +225,7 @@ async function listState(
 async function syncAwaiting(
   deps: PollDeps,
   window: TimeWindow,
+  stored: ReadonlyMap<string, StoredSummary>,
   seen: Set<string>,
   counts: RunCounts,
   signal?: AbortSignal,
@@ -232,12 +233,19 @@ async function syncAwaiting(
   // A record the mirror holds exactly as sent (text, awaiting, available, not quarantined) is
   // passed over before the client checks it: most of an idle cycle's pages.
   // One query per page, not one per record: on PostgreSQL each statement is a round trip.
+  // Only records stored as awaiting and available in the window are asked about: the others
+  // cannot be held as sent, and on a first sync that is every one.
+  const mayBeHeld = (id: string) => {
+    const row = stored.get(id);
+    return row?.list_state === 'awaiting' && row.unavailable_at === null;
+  };
   const isKnown = async (records: { id: string | null; text: string }[]) => {
     const asked = records.flatMap(({ id, text }, index) =>
-      id !== null && !seen.has(id) ? [{ id, text, index }] : [],
+      id !== null && !seen.has(id) && mayBeHeld(id) ? [{ id, text, index }] : [],
     );
-    const same = await deps.store.read((tx) => tx.requests.sameRaw(asked, 'awaiting'));
     const known = records.map(() => false);
+    if (asked.length === 0) return known;
+    const same = await deps.store.read((tx) => tx.requests.sameRaw(asked, 'awaiting'));
     asked.forEach(({ index }, i) => (known[index] = same[i]!));
     return known;
   };
@@ -248,7 +256,21 @@ async function syncAwaiting(
     signal,
     isKnown,
   });
-  for await (const page of readAhead(pages)) {
+  // A page's records are written while the next pages are read (on PostgreSQL: SETS_IN_FLIGHT).
+  // No write outlives the pass, and the first failure ends it once the others have settled.
+  const writes = createTail(SETS_IN_FLIGHT[deps.store.db.engine]);
+  let failure: { error: unknown } | undefined;
+  try {
+    for await (const page of readAhead(pages)) {
+      if (failure) break;
+      await awaitingPage(page);
+    }
+  } finally {
+    await writes.drain();
+  }
+  if (failure) throw failure.error;
+
+  async function awaitingPage(page: DetailsPage): Promise<void> {
     for (const id of page.known ?? []) {
       if (seen.has(id)) continue;
       seen.add(id);
@@ -269,12 +291,23 @@ async function syncAwaiting(
         ...(page.texts && { text: page.texts[index]! }),
       });
     });
-    const outcomes = await storeRecords(deps.store, fresh, {
+    const written = storeRecords(deps.store, fresh, {
       source: 'poll',
       observedAt: deps.store.now(),
       counts,
+      isCompared: true,
     });
-    for (const outcome of outcomes) tallyOutcome(counts, outcome);
+    await writes.add(
+      written.then(
+        (outcomes) => outcomes.forEach((outcome) => tallyOutcome(counts, outcome)),
+        (error: unknown) => void (failure ??= { error }),
+      ),
+    );
+    if (page.rejected.length === 0) return;
+    // Quarantined after the pages before are written, as one at a time would: a stored record
+    // clears its request's quarantine, and the order of the two decides what stays.
+    await writes.drain();
+    if (failure) return;
     await quarantineListed(deps, page.rejected, seen, counts);
   }
 }

@@ -35,7 +35,21 @@ export interface PendingRecord {
 export async function storeRecords(
   store: Store,
   records: readonly PendingRecord[],
-  { source, observedAt, counts }: { source: WriteSource; observedAt: string; counts?: RunCounts },
+  {
+    source,
+    observedAt,
+    counts,
+    isCompared = false,
+  }: {
+    source: WriteSource;
+    observedAt: string;
+    counts?: RunCounts;
+    /**
+     * The caller compared these records with the mirror already and found them not held as
+     * sent (listRequestDetails' isKnown): comparing again would only repeat that statement.
+     */
+    isCompared?: boolean;
+  },
 ): Promise<RefreshOutcome[]> {
   if (records.length === 0) return [];
   // An idle cycle rereads every awaiting request: one whose text and list state equal what is
@@ -43,7 +57,9 @@ export async function storeRecords(
   // Only for records that carry nothing but their state: a partial-list item's last_updated may
   // have moved while the detail reads the same, and it must still be stored.
   const texts = records.map(({ raw, text }) => text ?? JSON.stringify(raw));
-  const isSame = await compareWithStored(store, records, texts);
+  const isSame = isCompared
+    ? records.map(() => false)
+    : await compareWithStored(store, records, texts);
   if (isSame.every(Boolean)) return records.map((): RefreshOutcome => 'unchanged');
   const writes = records.map((record) => ({ ...record, source, observedAt }));
   const written = await store.transaction((tx) => writeRecords(tx, writes, { texts, isSame }));

@@ -4,6 +4,7 @@ import type { RequestState } from '../../../src/config/index.js';
 import type { DetailsPage, SyncClient } from '../../../src/sync/ports.js';
 import { silentLogger } from '../../../src/log.js';
 import { deferred } from '../../helpers/deferred.js';
+import { holdFirstTransaction } from '../../helpers/held-store.js';
 import { countRows, queryAll, queryOne, testEngine } from '../../helpers/engine.js';
 import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 import { expectMirrorEqualsTruth, truthInWindow } from '../../helpers/truth.js';
@@ -294,38 +295,16 @@ describe('backfill against the simulator', () => {
         'canceled',
       ]);
       // The first set's transaction is held until another starts.
-      let hasHeld = false;
-      let isHolding = false;
-      let startedWhileHeld = 0;
-      const gate = deferred();
-      const release = () => {
-        isHolding = false;
-        gate.resolve();
-      };
-      const { store } = mirror;
-      const heldStore: typeof store = {
-        ...store,
-        async transaction(work, options) {
-          if (isPaging() && !hasHeld) {
-            hasHeld = true;
-            isHolding = true;
-            await gate.promise;
-          } else if (isHolding) {
-            startedWhileHeld += 1;
-            release();
-          }
-          return store.transaction(work, options);
-        },
-      };
+      const held = holdFirstTransaction(mirror.store, isPaging);
       // Only for the failure: written one set at a time, the pass would wait here for good.
-      const valve = setTimeout(release, 10_000);
+      const valve = setTimeout(held.release, 10_000);
       try {
         const result = await runBackfill(
-          { ...deps(mirror, client), store: heldStore, batchSize: 5 },
+          { ...deps(mirror, client), store: held.store, batchSize: 5 },
           plan,
         );
         expect(result.status, result.error).toBe('ok');
-        expect(startedWhileHeld).toBeGreaterThan(0);
+        expect(held.startedWhileHeld()).toBeGreaterThan(0);
       } finally {
         clearTimeout(valve);
       }

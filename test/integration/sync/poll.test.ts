@@ -3,7 +3,8 @@ import { openForReading } from '../../../src/db/open.js';
 import type { Sql } from '../../../src/db/sql.js';
 import { runPollCycle } from '../../../src/sync/poll.js';
 import { deferred } from '../../helpers/deferred.js';
-import { countRows, queryAll, queryOne } from '../../helpers/engine.js';
+import { holdFirstTransaction } from '../../helpers/held-store.js';
+import { countRows, queryAll, queryOne, testEngine } from '../../helpers/engine.js';
 import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 import { expectMirrorEqualsTruth, truthInWindow } from '../../helpers/truth.js';
 
@@ -20,6 +21,28 @@ const storedContent = async (m: MirrorFixture, requestId: string) => {
   );
   return row && { ...row, raw_json: JSON.parse(row.raw_json) as unknown };
 };
+
+/** A fixture that polls awaiting only, over pages of 10 that hold still while read. */
+const awaitingOnly = () =>
+  startMirror({
+    requests: 150,
+    pageSize: 10,
+    roughness: { pagingChurnRate: 0, driftRate: 0 },
+    settings: { states: ['awaiting'] },
+  });
+
+/** Whether the fixture's client has yielded a page of the full list yet. */
+function trackPaging(m: MirrorFixture): () => boolean {
+  let isPaging = false;
+  const list = m.client.listRequestDetails.bind(m.client);
+  m.client.listRequestDetails = async function* (query) {
+    for await (const page of list(query)) {
+      isPaging = true;
+      yield page;
+    }
+  };
+  return () => isPaging;
+}
 
 describe('the poll cycle against the simulator', () => {
   it('mirrors the service column by column after the first cycle, and again after rounds of mutations', async () => {
@@ -285,6 +308,107 @@ describe('the poll cycle against the simulator', () => {
       clearTimeout(valve);
     }
     await expectMirrorEqualsTruth(mirror);
+  });
+
+  it('compares each awaiting record with the mirror once, and none the mirror does not hold', async () => {
+    // Without paging churn, one cycle reads every record (churn can hide one from a pass).
+    mirror = await startMirror({ requests: 150, pageSize: 20, roughness: { pagingChurnRate: 0 } });
+    // The ids each cycle asks the mirror about (requests.sameRaw), in every statement.
+    let asked: string[] = [];
+    const { store } = mirror;
+    const countingStore: typeof store = {
+      ...store,
+      read: (work) =>
+        store.read((tx) =>
+          work({
+            ...tx,
+            requests: {
+              ...tx.requests,
+              sameRaw: (records, listState) => {
+                asked.push(...records.map((record) => record.id));
+                return tx.requests.sameRaw(records, listState);
+              },
+            },
+          }),
+        ),
+    };
+    const cycle = () => runPollCycle({ ...mirror.deps, store: countingStore });
+    const first = await cycle();
+    expect(first.status, first.error).toBe('ok');
+    expect(first.counts.requestsNew).toBeGreaterThan(20);
+    // A first sync holds nothing: every awaiting record is stored without a comparison.
+    expect(asked).toEqual([]);
+    await expectMirrorEqualsTruth(mirror);
+
+    mirror.clock.advance(60_000);
+    mirror.sim.mutate(20);
+    asked = [];
+    const second = await cycle();
+    expect(second.status, second.error).toBe('ok');
+    expect(asked.length).toBeGreaterThan(0);
+    expect(new Set(asked).size).toBe(asked.length);
+    await expectMirrorEqualsTruth(mirror);
+  });
+
+  it.skipIf(testEngine() !== 'postgres')(
+    'writes the next awaiting page while the one before it commits on PostgreSQL',
+    async () => {
+      mirror = await awaitingOnly();
+      // The first page's transaction is held until another starts.
+      const held = holdFirstTransaction(mirror.store, trackPaging(mirror));
+      // Only for the failure: written one page at a time, the cycle would wait here for good.
+      const valve = setTimeout(held.release, 10_000);
+      try {
+        const result = await runPollCycle({ ...mirror.deps, store: held.store });
+        expect(result.status, result.error).toBe('ok');
+        expect(result.counts.requestsNew).toBeGreaterThan(20);
+        expect(held.startedWhileHeld()).toBeGreaterThan(0);
+      } finally {
+        clearTimeout(valve);
+      }
+      await expectMirrorEqualsTruth(mirror);
+    },
+  );
+
+  it('ends the awaiting pass with the error of a page that failed once the page before it has committed', async () => {
+    mirror = await awaitingOnly();
+    // On PostgreSQL the first page's transaction is held until the second, written beside it,
+    // has failed; on SQLite the second follows the first.
+    const isBeside = testEngine() === 'postgres';
+    const isPaging = trackPaging(mirror);
+    let pages = 0;
+    let isFirstSettled = false;
+    const failed = deferred();
+    const { store } = mirror;
+    const failingStore: typeof store = {
+      ...store,
+      async transaction(work, options) {
+        // The first two pages' transactions; the run's bookkeeping goes through untouched.
+        if (!isPaging() || pages >= 2) return store.transaction(work, options);
+        pages += 1;
+        if (pages === 1) {
+          if (isBeside) await failed.promise;
+          const written = await store.transaction(work, options);
+          isFirstSettled = true;
+          return written;
+        }
+        failed.resolve();
+        throw new Error('disk full');
+      },
+    };
+    const valve = setTimeout(() => failed.resolve(), 10_000);
+    try {
+      const result = await runPollCycle({ ...mirror.deps, store: failingStore });
+      expect(result.status).not.toBe('ok');
+      expect(result.error).toContain('disk full');
+      expect(pages).toBe(2);
+      // No write outlives the cycle.
+      expect(isFirstSettled).toBe(true);
+    } finally {
+      clearTimeout(valve);
+    }
+    // The first page committed, and stays.
+    expect(await countRows(mirror.db, 'requests')).toBe(10);
   });
 
   it('is not blocked by a reader holding a read transaction, and does not block it', async () => {
