@@ -5,7 +5,6 @@ import type { PostgresConnection } from './postgres/connection.js';
 import { isPostgresLocation } from './location.js';
 import type { Connection } from './sql.js';
 import type { SqliteConnection } from './sqlite/connection.js';
-import { appliedMigrations, openSqlite } from './sqlite/open.js';
 
 /** An open mirror database, on either engine. */
 export type MirrorDb = SqliteConnection | PostgresConnection;
@@ -33,11 +32,15 @@ export interface OpenOptions extends DatabaseTarget {
 
 /** The PostgreSQL side, loaded only for a postgres:// mirror: a SQLite install never loads pg. */
 const postgres = () => import('./postgres/open.js');
+/** The SQLite side, loaded only for a SQLite mirror: a PostgreSQL one never loads better-sqlite3. */
+const sqlite = () => import('./sqlite/open.js');
 
 /** Opens the mirror, migrating it unless told not to; refuses one a newer version wrote. */
 export async function openDatabase(options: OpenOptions): Promise<MirrorDb> {
-  if (!isPostgresLocation(options.location))
+  if (!isPostgresLocation(options.location)) {
+    const { openSqlite } = await sqlite();
     return openSqlite({ ...options, path: options.location });
+  }
   const { openPostgres } = await postgres();
   return openPostgres({
     url: options.location,
@@ -64,7 +67,10 @@ export function readPasswordFile(file: string | undefined): string | undefined {
 
 /** The number of migrations applied to this database (0 for a new one). */
 export async function schemaVersion(db: MirrorDb): Promise<number> {
-  if (db.engine === 'sqlite') return appliedMigrations(db.sqlite).count;
+  if (db.engine === 'sqlite') {
+    const { appliedMigrations } = await sqlite();
+    return appliedMigrations(db.sqlite).count;
+  }
   const { appliedPostgresMigrations } = await postgres();
   return (await appliedPostgresMigrations(db.pool)).count;
 }
