@@ -2,17 +2,7 @@
  * `npm run bench`: every row of issue 16's table, on SQLite and on PostgreSQL, each figure beside
  * its floor, bare cost or reference client measured in the same run. Prints the table; a full run
  * also writes bench/results.json, the table in docs/performance.md and the plots in bench/plots/.
- *
- * Options:
- *   --quick            small sizes, 2 runs: checks the bench itself (printed only)
- *   --only a,b         some cases (printed only): store, poll, settling, first-sync, backfill,
- *                      copy, latency, webhooks, feed-latency
- *   --engines a,b      sqlite, postgres (default both)
- *   --runs N           runs per figure (default 5)
- *   --memory           also the backfill under V8 memory flags (what its RSS is made of)
- *   --no-write         print only
- *   --json FILE        also write this run's results to FILE (any run, --quick too)
- *   --render           the table and plots of bench/results.json again, without measuring
+ * Its options: USAGE below (`npm run bench -- --help`).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -55,19 +45,47 @@ const CASES: BenchCase[] = [
 ];
 const ENGINES: EngineName[] = ['sqlite', 'postgres'];
 
+const USAGE = `Usage: npm run bench -- [options]
+
+Options:
+  --quick            small sizes, 2 runs: checks the bench itself (printed only)
+  --only a,b         some cases (printed only): ${CASES.map((c) => c.name).join(', ')}
+  --engines a,b      ${ENGINES.join(', ')} (default both)
+  --runs N           runs per figure (default 5)
+  --memory           also the backfill under V8 memory flags (what its RSS is made of)
+  --no-write         print only
+  --json FILE        also write this run's results to FILE (any run, --quick too)
+  --render           the table and plots of bench/results.json again, without measuring
+  --help             this text`;
+
+/** The command line's options; a mistyped one is reported with the usage, not a stack trace. */
+function options() {
+  try {
+    return parseArgs({
+      options: {
+        quick: { type: 'boolean', default: false },
+        memory: { type: 'boolean', default: false },
+        only: { type: 'string' },
+        engines: { type: 'string' },
+        runs: { type: 'string' },
+        'no-write': { type: 'boolean', default: false },
+        json: { type: 'string' },
+        render: { type: 'boolean', default: false },
+        help: { type: 'boolean', default: false },
+      },
+    }).values;
+  } catch (error) {
+    console.error(`bench: ${(error as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      quick: { type: 'boolean', default: false },
-      memory: { type: 'boolean', default: false },
-      only: { type: 'string' },
-      engines: { type: 'string' },
-      runs: { type: 'string' },
-      'no-write': { type: 'boolean', default: false },
-      json: { type: 'string' },
-      render: { type: 'boolean', default: false },
-    },
-  });
+  const values = options();
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
   if (values.render) {
     await render();
     return;
