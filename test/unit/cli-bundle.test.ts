@@ -8,10 +8,15 @@ import { describe, expect, it } from 'vitest';
 // chunk is what bin.js imports when it runs.
 const CLI = fileURLToPath(new URL('../../dist/cli/', import.meta.url));
 
-function inlinedModules(): string[] {
+/** Fails, saying what to do, when the CLI has not been built. */
+function requireBuild(): void {
   if (!existsSync(join(CLI, 'bin.js'))) {
     throw new Error('dist/cli/bin.js is missing: run `npm run build` (npm test does) first');
   }
+}
+
+function inlinedModules(): string[] {
+  requireBuild();
   return readdirSync(CLI)
     .filter((name) => name.endsWith('.js'))
     .flatMap((name) =>
@@ -53,7 +58,7 @@ function commandChunk(command: string): string {
 
 describe('the CLI bundle', () => {
   it('loads no database driver for a one-shot command until it opens a mirror of that engine', () => {
-    inlinedModules(); // dist/cli is there
+    requireBuild();
     // The walk does find the packages a command loads.
     expect([...staticallyLoaded(commandChunk('sync')).packages]).toContain('pino');
     // The daemon (`run`) loads the SQLite tools of doctor and backup as it starts, once.

@@ -11,6 +11,7 @@ import {
   TOKEN,
   caught,
 } from '../../helpers/api.js';
+import { deferred } from '../../helpers/deferred.js';
 
 interface Seen {
   method: string;
@@ -32,6 +33,19 @@ const TO = Date.UTC(2026, 0, 29, 0, 0, 0) + 200; //   1769644800.2 s
 
 useNock();
 beforeEach(() => mockToken());
+
+const DETAILS = '/svc/openapi/v1.0/request-details/';
+/** The interceptor of the full list's page `n`. */
+const detailsPage = (n: number) =>
+  base()
+    .get(DETAILS)
+    .query((q) => q.page === String(n));
+/** Page `n` of `pages`, holding a record for each of `ids`. */
+const pageOf = (n: number, pages: number, ids: string[]) => ({
+  page: n,
+  pages,
+  results: ids.map((id) => detailRecord(id)),
+});
 
 describe('read endpoints', () => {
   it('listRequests: GET {base}/openapi/v1.0/requests/ with epoch-second window (floor, ceil)', async () => {
@@ -91,22 +105,18 @@ describe('read endpoints', () => {
   });
 
   it('listRequestDetails stops when pages shrinks, and after page 1 when there are none', async () => {
-    const path = '/svc/openapi/v1.0/request-details/';
-    base()
-      .get(path)
-      .query((q) => q.page === '1')
-      .reply(200, { page: 1, pages: 3, results: [detailRecord('A1')] });
-    base()
-      .get(path)
-      .query((q) => q.page === '2')
-      .reply(200, { page: 2, pages: 2, results: [] });
+    detailsPage(1).reply(200, pageOf(1, 3, ['A1']));
+    detailsPage(2).reply(200, pageOf(2, 2, []));
     const { client } = makeClient();
     const seen: number[] = [];
     for await (const p of client.listRequestDetails({ from: FROM, to: TO, state: 'accepted' }))
       seen.push(p.page);
     expect(seen).toEqual([1, 2]);
 
-    base().get(path).query(true).reply(200, { page: 1, pages: 0, results: [] });
+    base()
+      .get(DETAILS)
+      .query(true)
+      .reply(200, pageOf(1, 0, []));
     const empty: number[] = [];
     for await (const p of client.listRequestDetails({ from: FROM, to: TO, state: 'accepted' }))
       empty.push(p.page);
@@ -114,26 +124,18 @@ describe('read endpoints', () => {
   });
 
   it('listRequestDetails asks for the next page while the one before is compared with the mirror', async () => {
-    const path = '/svc/openapi/v1.0/request-details/';
-    let pageTwoAsked: () => void = () => undefined;
-    const pageTwo = new Promise<void>((resolve) => (pageTwoAsked = resolve));
-    base()
-      .get(path)
-      .query((q) => q.page === '1')
-      .reply(200, { page: 1, pages: 2, results: [detailRecord('A1')] });
-    base()
-      .get(path)
-      .query((q) => q.page === '2')
-      .reply(() => {
-        pageTwoAsked();
-        return [200, { page: 2, pages: 2, results: [detailRecord('A2')] }];
-      });
+    const pageTwo = deferred();
+    detailsPage(1).reply(200, pageOf(1, 2, ['A1']));
+    detailsPage(2).reply(() => {
+      pageTwo.resolve();
+      return [200, pageOf(2, 2, ['A2'])];
+    });
     const { client } = makeClient();
     const compared: string[] = [];
     // Page 1's comparison ends only once page 2 has been asked for: fetching one page at a
     // time, after the comparison of the one before, never gets past page 1.
     const isKnown = async (records: { id: string | null }[]) => {
-      if (records.some((r) => r.id === 'A1')) await pageTwo;
+      if (records.some((r) => r.id === 'A1')) await pageTwo.promise;
       compared.push(...records.map((r) => r.id!));
       return records.map(() => false);
     };
@@ -150,15 +152,8 @@ describe('read endpoints', () => {
   });
 
   it('listRequestDetails: a 404 for a page asked ahead ends the pages', async () => {
-    const path = '/svc/openapi/v1.0/request-details/';
-    base()
-      .get(path)
-      .query((q) => q.page === '1')
-      .reply(200, { page: 1, pages: 2, results: [detailRecord('A1')] });
-    base()
-      .get(path)
-      .query((q) => q.page === '2')
-      .reply(404, { message: 'Invalid page.', code: 'common:not_found' });
+    detailsPage(1).reply(200, pageOf(1, 2, ['A1']));
+    detailsPage(2).reply(404, { message: 'Invalid page.', code: 'common:not_found' });
     const { client } = makeClient();
     const seen: number[] = [];
     for await (const p of client.listRequestDetails({ from: FROM, to: TO, state: 'awaiting' }))
@@ -167,31 +162,20 @@ describe('read endpoints', () => {
   });
 
   it('listRequestDetails: a caller that stops early cancels the page asked ahead', async () => {
-    const path = '/svc/openapi/v1.0/request-details/';
-    base()
-      .get(path)
-      .query((q) => q.page === '1')
-      .reply(200, { page: 1, pages: 2, results: [detailRecord('A1')] });
+    detailsPage(1).reply(200, pageOf(1, 2, ['A1']));
     // Page 2 answers 500 only once the caller has stopped; a live request would retry it.
     let answer: (() => void) | undefined;
-    const asked = new Promise<void>((resolve) => {
-      base()
-        .get(path)
-        .query((q) => q.page === '2')
-        .reply(function (_uri, _body, callback) {
-          answer = () => callback(null, [500, { message: 'down' }]);
-          resolve();
-        });
+    const asked = deferred();
+    detailsPage(2).reply(function (_uri, _body, callback) {
+      answer = () => callback(null, [500, { message: 'down' }]);
+      asked.resolve();
     });
-    const retry = base()
-      .get(path)
-      .query((q) => q.page === '2')
-      .reply(200, { page: 2, pages: 2, results: [] });
+    const retry = detailsPage(2).reply(200, pageOf(2, 2, []));
     const retries: unknown[] = [];
     const { client } = makeClient({ onRetry: (event) => retries.push(event) });
     for await (const p of client.listRequestDetails({ from: FROM, to: TO, state: 'awaiting' })) {
       expect(p.page).toBe(1);
-      await asked;
+      await asked.promise;
       break;
     }
     answer!();
