@@ -18,8 +18,11 @@ export interface DetailBatchPlan {
   outcomes: WriteOutcome[];
   /** The requests rows to upsert: each id's last planned row, by id. */
   rows: DetailRow[];
-  /** Read times of unchanged, unsettled rows the batch does not otherwise rewrite, by id. */
-  readAts: { request_id: string; read_at: string }[];
+  /**
+   * Rows the batch does not otherwise rewrite whose unchanged observations move their read time
+   * (unsettled rows) or bring a text not received before, by id; null keeps the stored value.
+   */
+  touched: { request_id: string; read_at: string | null; received_digest: string | null }[];
   /** Ids whose locations and fields are replaced by those below (by id). */
   replacedIds: string[];
   locations: LocationRow[];
@@ -44,7 +47,8 @@ export const facilityKey = (facility: Pick<FacilityRow, 'facility_id'>) =>
 interface Pending {
   stored: StoredRow | undefined;
   row?: DetailRow;
-  readAt?: string;
+  /** What unchanged observations move in a row the batch does not otherwise rewrite. */
+  touch?: { read_at: string | null; received_digest: string | null };
   children?: { locations: LocationRow[]; fields: FieldRow[] };
 }
 
@@ -74,17 +78,27 @@ export function planDetailBatch(
     outcomes.push(plan.outcome);
     if (plan.outcome === 'stale') continue;
     if (plan.outcome === 'unchanged') {
-      if (plan.readAt === null) continue;
-      // The next observation of this id sees the new read time, as it would after the UPDATE.
-      pending.stored = { ...pending.stored!, read_at: plan.readAt };
-      if (pending.row) pending.row = { ...pending.row, read_at: plan.readAt };
-      else pending.readAt = plan.readAt;
+      const { readAt, receivedDigest } = plan;
+      if (readAt === null && receivedDigest === null) continue;
+      // The next observation of this id sees the row as it would after the UPDATE.
+      const moved = {
+        ...(readAt !== null && { read_at: readAt }),
+        ...(receivedDigest !== null && { received_digest: receivedDigest }),
+      };
+      pending.stored = { ...pending.stored!, ...moved };
+      if (pending.row) pending.row = { ...pending.row, ...moved };
+      else {
+        pending.touch = {
+          read_at: readAt ?? pending.touch?.read_at ?? null,
+          received_digest: receivedDigest ?? pending.touch?.received_digest ?? null,
+        };
+      }
       continue;
     }
     const { source: _source, raw_json: _raw, ...written } = plan.row;
     pending.stored = written;
     pending.row = plan.row;
-    pending.readAt = undefined;
+    pending.touch = undefined;
     if (plan.isChildrenReplaced) {
       pending.children = { locations: normalized.locations, fields: normalized.fields };
     }
@@ -98,7 +112,7 @@ export function planDetailBatch(
   const plan: DetailBatchPlan = {
     outcomes,
     rows: [],
-    readAts: [],
+    touched: [],
     replacedIds: [],
     locations: [],
     fields: [],
@@ -108,9 +122,9 @@ export function planDetailBatch(
     changes,
   };
   for (const id of ids) {
-    const { row, readAt, children } = requests.get(id)!;
+    const { row, touch, children } = requests.get(id)!;
     if (row) plan.rows.push(row);
-    if (readAt !== undefined) plan.readAts.push({ request_id: id, read_at: readAt });
+    if (touch) plan.touched.push({ request_id: id, ...touch });
     if (!children) continue;
     plan.replacedIds.push(id);
     plan.locations.push(...children.locations);

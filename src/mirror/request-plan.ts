@@ -5,6 +5,7 @@
  */
 import { CONTENT_COLUMNS, type LocationRow, type RequestContent } from '../db/schema/index.js';
 import type { PartialRequestWrite, RequestWrite, StoredRow, WriteSource } from './observations.js';
+import { receivedDigest } from './digest.js';
 import { changedRoles, diffColumns, isOlder, KEPT_WHEN_UNKNOWN, maxOf, pick } from './rules.js';
 import { isSettled } from './settled.js';
 
@@ -32,13 +33,18 @@ export type DetailRow = RequestContent & {
   source: WriteSource;
   content_hash: string;
   raw_json: string;
+  received_digest: string;
 };
 
 /** What a detail observation does to the mirror. */
 export type DetailPlan =
   | { outcome: 'stale' }
-  /** Nothing new; `readAt` is the read time to store (an unsettled row), or null for none. */
-  | { outcome: 'unchanged'; readAt: string | null }
+  /**
+   * Nothing new; `readAt` is the read time to store (an unsettled row), or null for none;
+   * `receivedDigest` the digest of a text the row does not have yet (the same content sent
+   * otherwise: members reordered, location ids), or null when it has it.
+   */
+  | { outcome: 'unchanged'; readAt: string | null; receivedDigest: string | null }
   | {
       outcome: 'new' | 'changed';
       row: DetailRow;
@@ -68,11 +74,16 @@ export function planDetailWrite(
   const markKept =
     stored?.unavailable_at && observedAt < stored.unavailable_at ? stored.unavailable_at : null;
   const wasUnavailable = Boolean(stored?.unavailable_at) && markKept === null;
+  const digest = receivedDigest(rawJson);
   if (stored && changedColumns.length === 0 && !isContentChanged && !wasUnavailable) {
     // Only an unsettled row needs its new read time; a settled one would only cost a write.
     const isReadAtMoved =
       !isSettled(stored) && (stored.read_at === null || stored.read_at < readAt);
-    return { outcome: 'unchanged', readAt: isReadAtMoved ? readAt : null };
+    return {
+      outcome: 'unchanged',
+      readAt: isReadAtMoved ? readAt : null,
+      receivedDigest: stored.received_digest === digest ? null : digest,
+    };
   }
 
   const row: DetailRow = {
@@ -84,6 +95,7 @@ export function planDetailWrite(
     source,
     content_hash: normalized.contentHash,
     raw_json: rawJson,
+    received_digest: digest,
   };
   if (isContentChanged && stored && changedColumns.length === 0) changedColumns.push('raw_json');
   if (wasUnavailable) changedColumns.push('unavailable_at');
@@ -109,7 +121,10 @@ export function planDetailWrite(
   };
 }
 
-/** The requests row a partial write stores; `is_changed` (0 or 1) keeps or clears the hash. */
+/**
+ * The requests row a partial write stores; `is_changed` (0 or 1) keeps or clears the content
+ * hash and the received digest (the row no longer holds what the last polled text said).
+ */
 export type PartialRow = RequestContent & {
   /** Null clears a mark; a mark kept under a later "unavailable" (laterUnavailableAt) stays. */
   unavailable_at: string | null;

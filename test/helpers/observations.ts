@@ -8,7 +8,8 @@ import { detailRecord } from './records.js';
  * Detail observations of a few requests that differ in every way a write decides on: content
  * (the record's hash), list fields (kept when unknown), last_updated (the stale guard), the time
  * made (the guard without last_updated), the read time (settling), locations (moved children),
- * fields, the account (its facilities null or not) and the facility; and sequences of them with
+ * fields, the account (its facilities null or not), the facility, and the text's spelling (the
+ * same content, members in another order: a new received_digest); and sequences of them with
  * unavailable marks between, for tests that compare writing them in batches with one by one.
  */
 
@@ -36,6 +37,8 @@ export interface ObservationSpec {
   state: 'accepted' | 'awaiting' | null;
   fieldCount: number;
   source: WriteSource;
+  /** 0: the record's text as built; 1: the same members in reverse order (the same content). */
+  spelling: number;
 }
 
 /** An accepted request with a destination, an account with facilities, a facility and one field. */
@@ -53,6 +56,7 @@ export const BASE_SPEC: ObservationSpec = {
   state: 'accepted',
   fieldCount: 1,
   source: 'poll',
+  spelling: 0,
 };
 
 /** A detail observation of the spec. */
@@ -84,7 +88,9 @@ export function observationOf(spec: ObservationSpec): RequestWrite {
   const observedAt = isoFromMs(BASE_MS + spec.observedAt * MINUTE);
   return {
     normalized: normalizeDetail(record, list),
-    rawJson: JSON.stringify(record),
+    rawJson: JSON.stringify(
+      spec.spelling === 0 ? record : Object.fromEntries(Object.entries(record).reverse()),
+    ),
     source: spec.source,
     observedAt,
     readAt: lastUpdatedMs === null ? observedAt : isoFromMs(lastUpdatedMs + spec.readDelayMs),
@@ -113,6 +119,7 @@ export const observationSpec: fc.Arbitrary<ObservationSpec> = fc.record({
   state: mostly<ObservationSpec['state']>('accepted', 'awaiting', null),
   fieldCount: mostly(0, 1),
   source: mostly<WriteSource>('poll', 'backfill'),
+  spelling: mostly(0, 1),
 });
 
 /** A step of a sequence: an observation, or an unavailable mark (which ends a batch). */

@@ -49,6 +49,12 @@ export const requests = table(
     content_hash: c.text(),
     /** The last record as received, members this version does not know included. */
     raw_json: c.json().notNull(),
+    /**
+     * SHA-1 (base64url) of the last record text received whose content the row holds, as sent:
+     * the same text received again is passed over without reading raw_json. Set by reads of the
+     * detail and the full list; null after a webhook's write, and until such a read.
+     */
+    received_digest: c.text(),
   },
   {
     indexes: {

@@ -48,8 +48,9 @@ export const REQUEST_SET_SQL = {
   upsertRequests: `${insertRows(requests, REQUEST_COLUMNS)}
     ON CONFLICT (request_id) DO UPDATE SET ${setExcluded(REQUEST_COLUMNS.slice(1))}
     RETURNING request_id, xmax = 0 AS is_inserted`,
-  setReadAts: `UPDATE requests SET read_at = r.read_at
-    FROM ${rowsOf(requests, ['request_id', 'read_at'])}
+  touchRows: `UPDATE requests SET read_at = COALESCE(r.read_at, requests.read_at),
+      received_digest = COALESCE(r.received_digest, requests.received_digest)
+    FROM ${rowsOf(requests, ['request_id', 'read_at', 'received_digest'])}
     WHERE requests.request_id = r.request_id`,
   insertLocations: insertRows(requestLocations, columnNames(requestLocations)),
   insertFields: insertRows(requestFields, columnNames(requestFields)),
@@ -64,12 +65,15 @@ export const REQUEST_SET_SQL = {
   insertChanges: insertRows(requestChanges, CHANGE_COLUMNS),
 };
 
-/** The requests columns a partial write sets: the content hash and read time are the poll's. */
-const PARTIAL_COLUMNS = REQUEST_COLUMNS.filter((c) => c !== 'content_hash' && c !== 'read_at');
+/** The requests columns a partial write sets: the hash, read time and digest are the poll's. */
+const PARTIAL_COLUMNS = REQUEST_COLUMNS.filter(
+  (c) => c !== 'content_hash' && c !== 'read_at' && c !== 'received_digest',
+);
 
 /**
  * request-sql.ts's upsertPartial for a set of rows (PostgreSQL), one text for rows whose content
- * changed (is_changed 1: the record replaces raw_json and clears the hash) and one for the rest.
+ * changed (is_changed 1: the record replaces raw_json, clears the hash and the digest) and one
+ * for the rest.
  */
 const upsertPartials = (isChanged: boolean) => `INSERT INTO requests (${list(PARTIAL_COLUMNS)})
     SELECT ${list(PARTIAL_COLUMNS)} FROM ${rowsOf(requests, PARTIAL_COLUMNS)} ORDER BY n
@@ -78,8 +82,9 @@ const upsertPartials = (isChanged: boolean) => `INSERT INTO requests (${list(PAR
     source = excluded.source,
     ${
       isChanged
-        ? 'content_hash = NULL, raw_json = excluded.raw_json'
-        : 'content_hash = requests.content_hash, raw_json = requests.raw_json'
+        ? 'content_hash = NULL, raw_json = excluded.raw_json, received_digest = NULL'
+        : `content_hash = requests.content_hash, raw_json = requests.raw_json,
+          received_digest = requests.received_digest`
     }`;
 
 /** The statements that write a batch of partial observations at once (PostgreSQL). */

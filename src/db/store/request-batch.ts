@@ -73,7 +73,7 @@ export function createRequestBatch({
   /** Writes the plan, table by table. */
   async function apply(plan: DetailBatchPlan, stored: ReadonlyMap<string, StoredRow>) {
     const mayHaveChildren = await upsertRows(plan.rows, stored);
-    await writeRows(plan.readAts, SET.setReadAts, one.setReadAt);
+    await writeRows(plan.touched, SET.touchRows, one.touchRow);
     const emptied = plan.replacedIds.filter((id) => mayHaveChildren.has(id));
     if (emptied.length > 0) {
       await sql.run(q.deleteLocations, idsParam(emptied));
@@ -119,7 +119,7 @@ export function createRequestBatch({
     const stored = await selectRows(ids);
     const plan = planDetailBatch(stored, observations, (key) => written().get(key));
     const isNothingWritten =
-      plan.rows.length === 0 && plan.readAts.length === 0 && plan.changes.length === 0;
+      plan.rows.length === 0 && plan.touched.length === 0 && plan.changes.length === 0;
     if (isNothingWritten) return plan.outcomes;
     if (observations.length === 1) {
       // Alone, the observation at fault is known: its refusal goes to the caller as `write`'s

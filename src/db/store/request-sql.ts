@@ -19,6 +19,7 @@ export const REQUEST_COLUMNS = [
   'source',
   'content_hash',
   'raw_json',
+  'received_digest',
 ] as const satisfies readonly (keyof RequestRow)[];
 
 /** The requests columns a write reads back first (see StoredRow). */
@@ -44,22 +45,20 @@ export function requestSql(dialect: Dialect) {
         ? 'request_id = ANY(@ids::text[])'
         : 'request_id IN (SELECT value FROM json_each(@ids))'
     }`,
-    // The stored row is exactly this observation: same text, same list state, available, and
-    // no quarantined copy waiting to be cleared.
+    // The stored row holds this observation: the same text received before (by its digest), the
+    // same list state, available, and no quarantined copy waiting to be cleared.
     isSameRaw: `SELECT 1 AS same FROM requests WHERE request_id = @request_id
-      AND raw_json = @raw_json AND list_state = @list_state AND unavailable_at IS NULL
+      AND received_digest = @digest AND list_state = @list_state AND unavailable_at IS NULL
       AND NOT EXISTS (SELECT 1 FROM quarantine WHERE quarantine.request_id = @request_id)`,
     // isSameRaw for a page of records in one round trip (PostgreSQL): the positions (from 1) of
-    // those it holds exactly. The records come as one JSON array (@records), not as a text[]:
-    // the driver escapes every quote of every element of an array parameter.
-    // A LATERAL lookup by primary key per record: as a join, a table not yet analyzed was
-    // planned as a hash of every stored row of the state, each raw_json read and compared
-    // (20 ms a page of 50 over 1,827 awaiting rows, against 1 ms; measured).
+    // those it holds. A LATERAL lookup by primary key per record: as a join, a table not yet
+    // analyzed was planned as a hash of every stored row of the state (measured when this
+    // compared raw_json: 20 ms a page of 50 over 1,827 awaiting rows, against 1 ms).
     sameRaw: `SELECT p.n AS position
-      FROM ROWS FROM (unnest(@ids::text[]), jsonb_array_elements(@records::jsonb))
-        WITH ORDINALITY AS p(id, raw, n)
+      FROM unnest(@ids::text[], @digests::text[]) WITH ORDINALITY AS p(id, digest, n)
       CROSS JOIN LATERAL (SELECT 1 FROM requests r WHERE r.request_id = p.id
-        AND r.raw_json = p.raw AND r.list_state = @list_state AND r.unavailable_at IS NULL
+        AND r.received_digest = p.digest AND r.list_state = @list_state
+        AND r.unavailable_at IS NULL
         AND NOT EXISTS (SELECT 1 FROM quarantine WHERE quarantine.request_id = r.request_id)
         LIMIT 1) AS held`,
     summariesInWindow: `SELECT ${SUMMARY_COLUMNS} FROM requests
@@ -67,21 +66,26 @@ export function requestSql(dialect: Dialect) {
     upsertRequest: `INSERT INTO requests (${list(REQUEST_COLUMNS)})
       VALUES (${list(REQUEST_COLUMNS, '@')})
       ON CONFLICT (request_id) DO UPDATE SET ${setExcluded(REQUEST_COLUMNS.slice(1))}`,
-    // A re-read that found nothing new still moves the read time: it may settle the row.
-    setReadAt: 'UPDATE requests SET read_at = @read_at WHERE request_id = @request_id',
+    // A re-read that found nothing new still moves the read time (it may settle the row), and
+    // records the text's digest when it was sent otherwise (null keeps each as it is).
+    touchRow: `UPDATE requests SET read_at = COALESCE(@read_at, read_at),
+      received_digest = COALESCE(@received_digest, received_digest)
+      WHERE request_id = @request_id`,
     setUnavailable:
       'UPDATE requests SET unavailable_at = @unavailable_at WHERE request_id = @request_id',
-    // Partial writes keep raw_json and content_hash unless the content changed (is_changed), and
-    // clear the unavailable mark unless the row keeps it (a later event's, see planPartialWrite).
+    // Partial writes keep raw_json, content_hash and received_digest unless the content changed
+    // (is_changed), and clear the unavailable mark unless the row keeps it (a later event's, see
+    // planPartialWrite).
     upsertPartial: `INSERT INTO requests (${list(REQUEST_COLUMNS)})
       VALUES (${REQUEST_COLUMNS.map((c) =>
-        ['content_hash', 'read_at'].includes(c) ? 'NULL' : `@${c}`,
+        ['content_hash', 'read_at', 'received_digest'].includes(c) ? 'NULL' : `@${c}`,
       ).join(', ')})
       ON CONFLICT (request_id) DO UPDATE SET ${setExcluded(CONTENT_COLUMNS)},
         unavailable_at = excluded.unavailable_at, synced_at = excluded.synced_at,
         source = excluded.source,
         content_hash = CASE WHEN @is_changed = 1 THEN NULL ELSE requests.content_hash END,
-        raw_json = CASE WHEN @is_changed = 1 THEN excluded.raw_json ELSE requests.raw_json END`,
+        raw_json = CASE WHEN @is_changed = 1 THEN excluded.raw_json ELSE requests.raw_json END,
+        received_digest = CASE WHEN @is_changed = 1 THEN NULL ELSE requests.received_digest END`,
     selectLocations: `SELECT ${list(LOCATION_COLUMNS)} FROM request_locations
       WHERE request_id = @id`,
     deleteLocation: 'DELETE FROM request_locations WHERE request_id = @id AND role = @role',

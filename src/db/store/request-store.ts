@@ -1,4 +1,5 @@
 import { accountKey, facilityKey } from '../../mirror/detail-batch.js';
+import { receivedDigest } from '../../mirror/digest.js';
 import type {
   PartialRequestWrite,
   RequestWrite,
@@ -14,7 +15,7 @@ import {
   planUnavailable,
 } from '../../mirror/request-plan.js';
 import type { AccountRow, FacilityRow, LocationRow } from '../schema/index.js';
-import { unstorableTextIn, type Sql } from '../sql.js';
+import type { Sql } from '../sql.js';
 import type { ChangeLog } from './change-log.js';
 import { createPartialBatch } from './partial-batch.js';
 import { createRequestBatch } from './request-batch.js';
@@ -55,8 +56,13 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache, change
     const plan = planDetailWrite(stored, observation);
     if (plan.outcome === 'stale') return 'stale';
     if (plan.outcome === 'unchanged') {
-      if (plan.readAt !== null)
-        await sql.run(q.setReadAt, { request_id: id, read_at: plan.readAt });
+      if (plan.readAt !== null || plan.receivedDigest !== null) {
+        await sql.run(q.touchRow, {
+          request_id: id,
+          read_at: plan.readAt,
+          received_digest: plan.receivedDigest,
+        });
+      }
       return 'unchanged';
     }
     await sql.run(q.upsertRequest, plan.row);
@@ -120,7 +126,7 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache, change
   async function isSameRaw(requestId: string, rawJson: string, listState: string) {
     const row = await sql.get(q.isSameRaw, {
       request_id: requestId,
-      raw_json: rawJson,
+      digest: receivedDigest(rawJson),
       list_state: listState,
     });
     return row !== undefined;
@@ -151,14 +157,15 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache, change
       return new Map(rows.map((row) => [row.request_id, row]));
     },
     /**
-     * True when the stored row holds exactly this record text and list state, is available and
-     * has nothing in quarantine: normalizing and writing it again would change nothing.
+     * True when the stored row holds this record text (received before: its digest is stored)
+     * and list state, is available and has nothing in quarantine: normalizing and writing it
+     * again would change nothing.
      */
     isSameRaw,
     /**
-     * isSameRaw for a page of records: true where the mirror holds the record exactly. SQLite
-     * answers each in microseconds; on PostgreSQL, where each statement is a round trip, one
-     * statement answers them all.
+     * isSameRaw for a page of records: true where the mirror holds the record. SQLite answers
+     * each in microseconds; on PostgreSQL, where each statement is a round trip, one statement
+     * answers them all. Only digests travel, not the texts.
      */
     async sameRaw(
       records: readonly { id: string; text: string }[],
@@ -170,19 +177,15 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache, change
           same[index] = await isSameRaw(id, text, listState);
         return same;
       }
-      // Text PostgreSQL cannot hold (a NUL, half a surrogate pair): such a record is never
-      // stored as sent, and its text would fail the cast to jsonb for the whole page.
-      const asked = records
-        .map((record, index) => ({ ...record, index }))
-        .filter((record) => !unstorableTextIn(record.text));
-      if (asked.length === 0) return same;
+      if (records.length === 0) return same;
+      // Text PostgreSQL cannot hold (a NUL, half a surrogate pair) is never stored as sent, so
+      // its digest is never stored either: such a record is not held, and needs no exception.
       const rows = await sql.all<{ position: number | string }>(q.sameRaw, {
-        ids: asked.map((r) => r.id),
-        // Each text is one JSON value (as the client serialized it), so joined they are an array.
-        records: `[${asked.map((r) => r.text).join(',')}]`,
+        ids: records.map((r) => r.id),
+        digests: records.map((r) => receivedDigest(r.text)),
         list_state: listState,
       });
-      for (const row of rows) same[asked[Number(row.position) - 1]!.index] = true;
+      for (const row of rows) same[Number(row.position) - 1] = true;
       return same;
     },
   };

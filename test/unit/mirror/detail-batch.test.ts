@@ -11,6 +11,7 @@ import {
   type DetailBatchPlan,
   type SharedRow,
 } from '../../../src/mirror/detail-batch.js';
+import { receivedDigest } from '../../../src/mirror/digest.js';
 import type { StoredRow } from '../../../src/mirror/observations.js';
 import { planUnavailable, type ChangeRow } from '../../../src/mirror/request-plan.js';
 import {
@@ -68,7 +69,7 @@ describe('planning a batch of detail observations', () => {
       expect.objectContaining({ facility_id: 'F1', updated_at: first.observedAt }),
     ]);
     expect(plan.learned.map(([key]) => key)).toEqual(['account:ACC1', 'facility:F1']);
-    expect(plan.readAts).toEqual([]);
+    expect(plan.touched).toEqual([]);
   });
 
   it('plans a request seen twice against the row its first observation wrote', () => {
@@ -105,7 +106,7 @@ describe('planning a batch of detail observations', () => {
     expect(plan).toMatchObject({
       outcomes: ['unchanged'],
       rows: [],
-      readAts: [{ request_id: IDS[0], read_at: reread.readAt }],
+      touched: [{ request_id: IDS[0], read_at: reread.readAt, received_digest: null }],
       changes: [],
     });
     // Settled by the first re-read, the row takes no earlier read time from the second.
@@ -114,7 +115,9 @@ describe('planning a batch of detail observations', () => {
       [reread, observe({ readDelayMs: 900, observedAt: 12 })],
       nothingKnown,
     );
-    expect(twice.readAts).toEqual([{ request_id: IDS[0], read_at: reread.readAt }]);
+    expect(twice.touched).toEqual([
+      { request_id: IDS[0], read_at: reread.readAt, received_digest: null },
+    ]);
 
     const written = planDetailBatch(
       new Map(),
@@ -122,7 +125,7 @@ describe('planning a batch of detail observations', () => {
       nothingKnown,
     );
     expect(written.outcomes).toEqual(['new', 'unchanged']);
-    expect(written.readAts).toEqual([]);
+    expect(written.touched).toEqual([]);
     expect(written.rows[0]!.read_at).toBe(reread.readAt);
   });
 
@@ -136,13 +139,31 @@ describe('planning a batch of detail observations', () => {
     expect(plan).toMatchObject({
       outcomes: ['unchanged', 'stale'],
       rows: [],
-      readAts: [],
+      touched: [],
       replacedIds: [],
       accounts: [],
       facilities: [],
       learned: [],
       changes: [],
     });
+  });
+
+  it('records the digest of the same content sent otherwise, and nothing for a text it holds', () => {
+    const settled = storedOf(rowOf({ lastUpdated: 2 }));
+    const again = observe({ lastUpdated: 2, observedAt: 11 });
+    expect(planDetailBatch(byId(settled), [again], nothingKnown).touched).toEqual([]);
+
+    const reordered = observe({ lastUpdated: 2, observedAt: 11, spelling: 1 });
+    const plan = planDetailBatch(byId(settled), [reordered], nothingKnown);
+    expect(plan).toMatchObject({ outcomes: ['unchanged'], rows: [], changes: [] });
+    expect(plan.touched).toEqual([
+      { request_id: IDS[0], read_at: null, received_digest: receivedDigest(reordered.rawJson) },
+    ]);
+    expect(receivedDigest(reordered.rawJson)).not.toBe(settled.received_digest);
+    // The text received first, then the other: the row the batch writes ends with the last.
+    const both = planDetailBatch(new Map(), [observe({ lastUpdated: 2 }), reordered], nothingKnown);
+    expect(both.outcomes).toEqual(['new', 'unchanged']);
+    expect(both.rows[0]!.received_digest).toBe(receivedDigest(reordered.rawJson));
   });
 
   it('writes an account or facility only when the cache does not hold it so, once per key', () => {
@@ -207,8 +228,14 @@ const emptyModel = (): Model => ({
 
 function applyPlan(model: Model, plan: DetailBatchPlan): void {
   for (const row of plan.rows) model.requests.set(row.request_id, row);
-  for (const { request_id, read_at } of plan.readAts)
-    model.requests.set(request_id, { ...model.requests.get(request_id)!, read_at });
+  for (const { request_id, read_at, received_digest } of plan.touched) {
+    const row = model.requests.get(request_id)!;
+    model.requests.set(request_id, {
+      ...row,
+      read_at: read_at ?? row.read_at,
+      received_digest: received_digest ?? row.received_digest,
+    });
+  }
   for (const id of plan.replacedIds) {
     for (const [key, row] of model.locations)
       if (row.request_id === id) model.locations.delete(key);

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CONTENT_COLUMNS, type LocationRow } from '../../../src/db/schema/index.js';
+import { receivedDigest } from '../../../src/mirror/digest.js';
 import type {
   PartialRequestWrite,
   RequestWrite,
@@ -160,6 +161,7 @@ describe('planDetailWrite', () => {
         source: 'poll',
         content_hash: hashOf(detailRecord(), listFields()),
         raw_json: JSON.stringify(detailRecord()),
+        received_digest: receivedDigest(JSON.stringify(detailRecord())),
       },
       isChildrenReplaced: true,
       change: {
@@ -287,6 +289,7 @@ describe('planDetailWrite', () => {
         source: 'poll',
         content_hash: hashOf(record),
         raw_json: JSON.stringify(record),
+        received_digest: receivedDigest(JSON.stringify(record)),
       },
       isChildrenReplaced: true,
       change: {
@@ -303,9 +306,25 @@ describe('planDetailWrite', () => {
     });
   });
 
+  it('records the digest of the same content sent otherwise (members reordered), and nothing more', () => {
+    const record = detailRecord();
+    const reordered = Object.fromEntries(Object.entries(record).reverse()) as typeof record;
+    const observation = detailObservation({ record: reordered, observedAt: WEBHOOK_AT });
+    expect(observation.rawJson).not.toBe(JSON.stringify(record));
+    expect(planDetailWrite(polled(), observation)).toEqual({
+      outcome: 'unchanged',
+      readAt: null,
+      receivedDigest: receivedDigest(observation.rawJson),
+    });
+  });
+
   it('finds nothing new in a full-list record that lacks only the list fields', () => {
     const observation = detailObservation({ list: { state: 'accepted' }, observedAt: WEBHOOK_AT });
-    expect(planDetailWrite(polled(), observation)).toEqual({ outcome: 'unchanged', readAt: null });
+    expect(planDetailWrite(polled(), observation)).toEqual({
+      outcome: 'unchanged',
+      readAt: null,
+      receivedDigest: null,
+    });
   });
 
   describe('unchanged: the read time to store', () => {
@@ -343,14 +362,22 @@ describe('planDetailWrite', () => {
         at('2026-11-21T09:30:00.000Z', '2026-11-21T09:30:00.000Z'),
       ],
     ])('%s: read time %s', (_case, readAt, stored, observation) => {
-      expect(planDetailWrite(stored(), observation)).toEqual({ outcome: 'unchanged', readAt });
+      expect(planDetailWrite(stored(), observation)).toEqual({
+        outcome: 'unchanged',
+        readAt,
+        receivedDigest: null,
+      });
     });
 
     it('stores none for a row without last_updated, never read: nothing a list could hide', () => {
       const list = listFields({ last_updated_timestamp_utc: undefined });
       const stored = polled({ read_at: null }, detailObservation({ list }));
       const observation = detailObservation({ list, observedAt: WEBHOOK_AT });
-      expect(planDetailWrite(stored, observation)).toEqual({ outcome: 'unchanged', readAt: null });
+      expect(planDetailWrite(stored, observation)).toEqual({
+        outcome: 'unchanged',
+        readAt: null,
+        receivedDigest: null,
+      });
     });
   });
 
@@ -370,6 +397,7 @@ describe('planDetailWrite', () => {
         source: 'poll',
         content_hash: hashOf(record),
         raw_json: JSON.stringify(record),
+        received_digest: receivedDigest(JSON.stringify(record)),
       },
       isChildrenReplaced: true,
       change: {
@@ -409,6 +437,7 @@ describe('planDetailWrite', () => {
         source: 'poll',
         content_hash: hashOf(record),
         raw_json: JSON.stringify(record),
+        received_digest: receivedDigest(JSON.stringify(record)),
       },
       isChildrenReplaced: true,
       change: {
@@ -472,6 +501,7 @@ describe('planDetailWrite', () => {
           source: 'poll',
           content_hash: hashOf(detailRecord(), listFields()),
           raw_json: JSON.stringify(detailRecord()),
+          received_digest: receivedDigest(JSON.stringify(detailRecord())),
         },
         isChildrenReplaced: false,
         change: {
@@ -529,6 +559,7 @@ describe('planDetailWrite', () => {
         outcome: 'unchanged',
         // The row was settled when polled: no read time to move.
         readAt: null,
+        receivedDigest: null,
       });
     });
 
@@ -899,11 +930,15 @@ describe('plan properties', () => {
     .record({ record, list, observedAt: time, readAt: fc.option(time, { nil: undefined }) })
     .map((options) => detailObservation(options));
 
-  /** The row after the store applied `plan`, as setReadAt and upsertRequest write it. */
+  /** The row after the store applied `plan`, as touchRow and upsertRequest write it. */
   function appliedDetail(stored: StoredRow | undefined, plan: DetailPlan) {
     if (plan.outcome === 'stale') return stored;
     if (plan.outcome === 'unchanged') {
-      return plan.readAt === null ? stored : { ...stored!, read_at: plan.readAt };
+      return {
+        ...stored!,
+        read_at: plan.readAt ?? stored!.read_at,
+        received_digest: plan.receivedDigest ?? stored!.received_digest,
+      };
     }
     return storedFrom(plan);
   }
@@ -915,7 +950,9 @@ describe('plan properties', () => {
         const plan = planDetailWrite(before, observation);
         const after = appliedDetail(before, plan);
         expect(planDetailWrite(after, observation)).toEqual(
-          plan.outcome === 'stale' ? { outcome: 'stale' } : { outcome: 'unchanged', readAt: null },
+          plan.outcome === 'stale'
+            ? { outcome: 'stale' }
+            : { outcome: 'unchanged', readAt: null, receivedDigest: null },
         );
       }),
     );
@@ -994,6 +1031,7 @@ describe('plan properties', () => {
         unavailable_at: null,
         read_at: stored?.read_at ?? null,
         content_hash: isChanged ? null : (stored?.content_hash ?? null),
+        received_digest: isChanged ? null : (stored?.received_digest ?? null),
       },
       locations: [
         ...locations.filter((location) => !plan.movedRoles.includes(location.role)),

@@ -48,6 +48,7 @@ const STORED: StoredRow = {
   read_at: '2024-04-30T10:15:02.000Z',
   first_seen_at: '2024-04-30T09:00:05.000Z',
   content_hash: 'hash-1',
+  received_digest: 'digest-1',
 };
 
 /** The content a write merges: the row's content columns and its id, no bookkeeping. */

@@ -1,0 +1,1 @@
+ALTER TABLE `requests` ADD `received_digest` text;
