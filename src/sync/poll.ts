@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { RequestState } from '../config/index.js';
 import { POLL_COVERAGE_KEY, pollCoverageText, type PollCoverage } from '../mirror/intake-risk.js';
+import { receivedDigest } from '../mirror/digest.js';
 import type { StoredSummary } from '../mirror/observations.js';
 import { emptyCounts, type RunCounts, type RunStatus } from '../db/store/run-store.js';
 import type { Store } from '../db/store.js';
@@ -231,24 +232,23 @@ async function syncAwaiting(
   signal?: AbortSignal,
 ): Promise<void> {
   // A record the mirror holds exactly as sent (text, awaiting, available, not quarantined) is
-  // passed over before the client checks it: most of an idle cycle's pages.
-  // One query per page, not one per record: on PostgreSQL each statement is a round trip.
-  // Only records stored as awaiting and available in the window are asked about: the others
-  // cannot be held as sent, and on a first sync that is every one.
-  const mayBeHeld = (id: string) => {
-    const row = stored.get(id);
-    return row?.list_state === 'awaiting' && row.unavailable_at === null;
-  };
-  const isKnown = async (records: { id: string | null; text: string }[]) => {
-    const asked = records.flatMap(({ id, text }, index) =>
-      id !== null && !seen.has(id) && mayBeHeld(id) ? [{ id, text, index }] : [],
-    );
-    const known = records.map(() => false);
-    if (asked.length === 0) return known;
-    const same = await deps.store.read((tx) => tx.requests.sameRaw(asked, 'awaiting'));
-    asked.forEach(({ index }, i) => (known[index] = same[i]!));
-    return known;
-  };
+  // passed over before the client checks it: most of an idle cycle's pages. The digests of the
+  // rows that can be held are read once for the pass: a statement per page was a round trip
+  // each on PostgreSQL. A row written since (a webhook applied meanwhile) is compared at the
+  // next cycle, as the partial lists compare with the summaries read at the cycle's start.
+  // On a first sync no row is stored as awaiting: nothing is read.
+  const isHeldAwaiting = (row: StoredSummary) =>
+    row.list_state === 'awaiting' && row.unavailable_at === null;
+  const held = [...stored.values()].some(isHeldAwaiting)
+    ? await deps.store.read((tx) =>
+        tx.requests.heldDigests(isoFromMs(window.fromMs), isoFromMs(window.toMs), 'awaiting'),
+      )
+    : new Map<string, string>();
+  const isKnown = async (records: { id: string | null; text: string }[]) =>
+    records.map(({ id, text }) => {
+      const digest = id === null || seen.has(id) ? undefined : held.get(id);
+      return digest !== undefined && digest === receivedDigest(text);
+    });
   const pages = deps.client.listRequestDetails({
     from: window.fromMs,
     to: window.toMs,

@@ -63,6 +63,12 @@ export function requestSql(dialect: Dialect) {
         LIMIT 1) AS held`,
     summariesInWindow: `SELECT ${SUMMARY_COLUMNS} FROM requests
       WHERE event_dt_utc BETWEEN @from AND @to`,
+    // The rows of a state in the window that hold the text they last received (isSameRaw's
+    // conditions but the text), with its digest: by the state and event time index.
+    heldDigests: `SELECT request_id, received_digest FROM requests
+      WHERE list_state = @list_state AND event_dt_utc BETWEEN @from AND @to
+        AND unavailable_at IS NULL AND received_digest IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM quarantine WHERE quarantine.request_id = requests.request_id)`,
     upsertRequest: `INSERT INTO requests (${list(REQUEST_COLUMNS)})
       VALUES (${list(REQUEST_COLUMNS, '@')})
       ON CONFLICT (request_id) DO UPDATE SET ${setExcluded(REQUEST_COLUMNS.slice(1))}`,
