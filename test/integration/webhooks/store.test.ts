@@ -3,6 +3,8 @@ import { webhookDataSchema } from '../../../src/api/webhook-schemas.js';
 import { systemClock } from '../../../src/clock.js';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
 import { createStore, type Store } from '../../../src/db/store.js';
+import { receivedDigest } from '../../../src/mirror/digest.js';
+import type { PartialRequestWrite } from '../../../src/mirror/observations.js';
 import { normalizeDetail } from '../../../src/sync/normalize.js';
 import { normalizeWebhookData } from '../../../src/webhooks/normalize-webhook.js';
 import {
@@ -39,7 +41,10 @@ const polled = () =>
   );
 
 /** A webhook observation of the same request as detailRecord(), with overrides. */
-function webhook(overrides: Record<string, unknown> = {}, observedAt = '2026-11-21T10:00:00.000Z') {
+function webhookObservation(
+  overrides: Record<string, unknown> = {},
+  observedAt = '2026-11-21T10:00:00.000Z',
+): PartialRequestWrite {
   const detail = detailRecord();
   const raw = webhookData({
     service_request_id: ID,
@@ -60,15 +65,12 @@ function webhook(overrides: Record<string, unknown> = {}, observedAt = '2026-11-
     ...overrides,
   });
   const { request } = normalizeWebhookData(webhookDataSchema.parse(raw), 'ASSIGNED');
-  return store.transaction((tx) =>
-    tx.requests.writePartial({
-      ...request,
-      rawJson: JSON.stringify(raw),
-      source: 'webhook',
-      observedAt,
-    }),
-  );
+  return { ...request, rawJson: JSON.stringify(raw), source: 'webhook', observedAt };
 }
+
+/** Writes webhookObservation(...) as the applier writes one event. */
+const webhook = (overrides: Record<string, unknown> = {}, observedAt?: string) =>
+  store.transaction((tx) => tx.requests.writePartial(webhookObservation(overrides, observedAt)));
 
 const get = (sql: string) => queryOne<Record<string, unknown>>(db, sql);
 
@@ -82,6 +84,27 @@ describe('partial writes (webhooks) beside detail writes', () => {
       location_id: 'LOC1',
     });
   });
+
+  it.each(['writePartial', 'writePartialMany'] as const)(
+    'clears the received digest with the content hash on a change (%s): the next poll compares the record',
+    async (method) => {
+      await polled();
+      expect(await get('SELECT received_digest FROM requests')).toEqual({
+        received_digest: receivedDigest(JSON.stringify(detailRecord())),
+      });
+      const observation = webhookObservation({ collection_id: 'COL2' });
+      const outcome = await store.transaction(async (tx) =>
+        method === 'writePartial'
+          ? tx.requests.writePartial(observation)
+          : (await tx.requests.writePartialMany([observation]))[0],
+      );
+      expect(outcome).toBe('changed');
+      expect(await get('SELECT content_hash, received_digest FROM requests')).toEqual({
+        content_hash: null,
+        received_digest: null,
+      });
+    },
+  );
 
   it('on a change keeps the ids of unchanged locations and drops the id of a moved one', async () => {
     await polled();
