@@ -87,12 +87,7 @@ export function planDetailBatch(
       };
       pending.stored = { ...pending.stored!, ...moved };
       if (pending.row) pending.row = { ...pending.row, ...moved };
-      else {
-        pending.touch = {
-          read_at: readAt ?? pending.touch?.read_at ?? null,
-          received_digest: receivedDigest ?? pending.touch?.received_digest ?? null,
-        };
-      }
+      else pending.touch = { read_at: null, received_digest: null, ...pending.touch, ...moved };
       continue;
     }
     const { source: _source, raw_json: _raw, ...written } = plan.row;

@@ -32,3 +32,36 @@ export function holdFirstTransaction(store: Store, isDue: () => boolean) {
   };
   return { store: held, release, startedWhileHeld: () => startedWhileHeld };
 }
+
+/**
+ * `store` whose second transaction, once `isDue()`, fails with "disk full". With `isBeside`
+ * (PostgreSQL, where two are written at once) the first is held until the second has failed;
+ * otherwise the second follows the first. Later transactions, and those before `isDue()` (the
+ * run's bookkeeping), go through untouched. `release` is a test's valve for the held one.
+ */
+export function failSecondTransaction(store: Store, isDue: () => boolean, isBeside: boolean) {
+  let started = 0;
+  let isFirstSettled = false;
+  const failed = deferred();
+  const failing: Store = {
+    ...store,
+    async transaction(work, options) {
+      if (!isDue() || started >= 2) return store.transaction(work, options);
+      started += 1;
+      if (started === 1) {
+        if (isBeside) await failed.promise;
+        const written = await store.transaction(work, options);
+        isFirstSettled = true;
+        return written;
+      }
+      failed.resolve();
+      throw new Error('disk full');
+    },
+  };
+  return {
+    store: failing,
+    release: () => failed.resolve(),
+    started: () => started,
+    isFirstSettled: () => isFirstSettled,
+  };
+}

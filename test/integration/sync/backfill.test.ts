@@ -3,8 +3,7 @@ import { planBackfill, runBackfill, type BackfillDeps } from '../../../src/sync/
 import type { RequestState } from '../../../src/config/index.js';
 import type { DetailsPage, SyncClient } from '../../../src/sync/ports.js';
 import { silentLogger } from '../../../src/log.js';
-import { deferred } from '../../helpers/deferred.js';
-import { holdFirstTransaction } from '../../helpers/held-store.js';
+import { failSecondTransaction, holdFirstTransaction } from '../../helpers/held-store.js';
 import { countRows, queryAll, queryOne, testEngine } from '../../helpers/engine.js';
 import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 import { expectMirrorEqualsTruth, truthInWindow } from '../../helpers/truth.js';
@@ -317,32 +316,16 @@ describe('backfill against the simulator', () => {
     // On PostgreSQL the first set's transaction is held until the second, written beside it,
     // has failed; on SQLite the second follows the first.
     const isBeside = testEngine() === 'postgres';
-    let sets = 0;
-    const failed = deferred();
-    const { store } = mirror;
-    const failingStore: typeof store = {
-      ...store,
-      async transaction(work, options) {
-        // The first two sets' transactions; the run's bookkeeping goes through untouched.
-        if (!isPaging() || sets >= 2) return store.transaction(work, options);
-        sets += 1;
-        if (sets === 1) {
-          if (isBeside) await failed.promise;
-          return store.transaction(work, options);
-        }
-        failed.resolve();
-        throw new Error('disk full');
-      },
-    };
-    const valve = setTimeout(() => failed.resolve(), 10_000);
+    const failing = failSecondTransaction(mirror.store, isPaging, isBeside);
+    const valve = setTimeout(failing.release, 10_000);
     try {
       const result = await runBackfill(
-        { ...deps(mirror, client), store: failingStore, batchSize: 5 },
+        { ...deps(mirror, client), store: failing.store, batchSize: 5 },
         plan,
       );
       expect(result.status).toBe('failed');
       expect(result.error).toContain('disk full');
-      expect(sets).toBe(2);
+      expect(failing.started()).toBe(2);
     } finally {
       clearTimeout(valve);
     }

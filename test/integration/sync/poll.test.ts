@@ -3,7 +3,7 @@ import { openForReading } from '../../../src/db/open.js';
 import type { Sql } from '../../../src/db/sql.js';
 import { runPollCycle } from '../../../src/sync/poll.js';
 import { deferred } from '../../helpers/deferred.js';
-import { holdFirstTransaction } from '../../helpers/held-store.js';
+import { failSecondTransaction, holdFirstTransaction } from '../../helpers/held-store.js';
 import { countRows, execute, queryAll, queryOne, testEngine } from '../../helpers/engine.js';
 import { startMirror, type MirrorFixture } from '../../helpers/mirror.js';
 import { expectMirrorEqualsTruth, truthInWindow } from '../../helpers/truth.js';
@@ -434,35 +434,15 @@ describe('the poll cycle against the simulator', () => {
     // On PostgreSQL the first page's transaction is held until the second, written beside it,
     // has failed; on SQLite the second follows the first.
     const isBeside = testEngine() === 'postgres';
-    const isPaging = trackPaging(mirror);
-    let pages = 0;
-    let isFirstSettled = false;
-    const failed = deferred();
-    const { store } = mirror;
-    const failingStore: typeof store = {
-      ...store,
-      async transaction(work, options) {
-        // The first two pages' transactions; the run's bookkeeping goes through untouched.
-        if (!isPaging() || pages >= 2) return store.transaction(work, options);
-        pages += 1;
-        if (pages === 1) {
-          if (isBeside) await failed.promise;
-          const written = await store.transaction(work, options);
-          isFirstSettled = true;
-          return written;
-        }
-        failed.resolve();
-        throw new Error('disk full');
-      },
-    };
-    const valve = setTimeout(() => failed.resolve(), 10_000);
+    const failing = failSecondTransaction(mirror.store, trackPaging(mirror), isBeside);
+    const valve = setTimeout(failing.release, 10_000);
     try {
-      const result = await runPollCycle({ ...mirror.deps, store: failingStore });
+      const result = await runPollCycle({ ...mirror.deps, store: failing.store });
       expect(result.status).not.toBe('ok');
       expect(result.error).toContain('disk full');
-      expect(pages).toBe(2);
+      expect(failing.started()).toBe(2);
       // No write outlives the cycle.
-      expect(isFirstSettled).toBe(true);
+      expect(failing.isFirstSettled()).toBe(true);
     } finally {
       clearTimeout(valve);
     }
