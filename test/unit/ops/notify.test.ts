@@ -144,6 +144,9 @@ while True:
 `,
       socket,
     ]);
+    // Listened for from the start: the receiver exits on STOPPING=1 and may close before the
+    // tool that sent it has been reaped, so a listener attached after stopping() can miss it.
+    const closed = new Promise((resolve) => receiver.on('close', resolve));
     let output = '';
     receiver.stdout.on('data', (chunk) => (output += chunk));
     await waitUntil(() => output.includes('bound'));
@@ -151,7 +154,7 @@ while True:
     await notifier.ready('up');
     await notifier.watchdog();
     await notifier.stopping();
-    await new Promise((resolve) => receiver.on('close', resolve));
+    await closed;
     expect(output.split('\n').filter(Boolean).slice(1)).toEqual([
       'READY=1|STATUS=up',
       'WATCHDOG=1',
