@@ -1,11 +1,12 @@
 import type { Drift } from '../../src/api/contract.js';
 import { checkRecord } from '../../src/api/records.js';
 import { requestDetailContract } from '../../src/api/schemas.js';
+import { receivedDigest } from '../../src/mirror/digest.js';
 import { parseRecord, requestListItemSchema, type RequestDetail } from '../../src/api/index.js';
 import type { DetailsPage, ListItem, SyncClient } from '../../src/sync/ports.js';
 import type { SnapshotEntry } from './sim-protocol.js';
 
-type KnownRecords = (records: { id: string | null; text: string }[]) => Promise<boolean[]>;
+type KnownRecords = (records: { id: string | null; digest: string }[]) => Promise<boolean[]>;
 
 /** A snapshot entry with its records parsed as the service client parses them. */
 export interface ParsedEntry {
@@ -75,7 +76,12 @@ export function createMemoryClient(entries: readonly ParsedEntry[], pageSize = 5
       for (let page = 1; page <= pages; page += 1) {
         const all = rows.slice((page - 1) * pageSize, page * pageSize);
         const known = isKnown
-          ? await isKnown(all.map((entry) => ({ id: entry.detail.request_id, text: entry.text })))
+          ? await isKnown(
+              all.map((entry) => ({
+                id: entry.detail.request_id,
+                digest: receivedDigest(entry.text),
+              })),
+            )
           : all.map(() => false);
         const slice = all.filter((_, i) => !known[i]);
         const result: DetailsPage = {

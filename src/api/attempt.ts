@@ -107,6 +107,10 @@ export async function attemptOnce(
     if (req.signal?.aborted) throw req.signal.reason;
     text = ''; // the status alone decides an error response
   }
+  const reused = isSuccess ? req.reuse?.(text) : undefined;
+  if (reused !== undefined) {
+    return { kind: 'ok', response: { status, headers: response.headers, body: reused } };
+  }
   const parsed = parseJson(text);
 
   if (isSuccess) {

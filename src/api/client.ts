@@ -37,6 +37,19 @@ import {
 import { createAuthorizedSend, createTokenManager } from './token.js';
 import { createServiceClock } from './service-clock.js';
 import { joinUrl, paths, withQuery } from './urls.js';
+import { receivedDigest } from '../mirror/digest.js';
+import { createPageMemo, type MemoPass, type PageRecord, type ReadPage } from './page-memo.js';
+
+/** A page body read before byte for byte, in place of its parse: what its records were. */
+class Reread {
+  constructor(
+    readonly seen: ReadPage,
+    readonly text: string,
+  ) {}
+}
+
+/** A page all of whose records the caller holds: nothing to check. */
+const NO_RECORDS = { items: [], raws: [], drifts: [], texts: [], rejected: [] };
 
 /** Options of `createServiceClient`. */
 export interface ServiceClientOptions {
@@ -94,10 +107,11 @@ export interface DetailPage {
 }
 
 /**
- * Says which records of a page the caller already holds exactly as sent (id and JSON text):
- * those are not checked against the schema, the costliest part of reading an unchanged page.
+ * Says which records of a page the caller already holds exactly as sent (id, and the received
+ * digest of the record's JSON text): those are not checked against the schema, the costliest
+ * part of reading an unchanged page.
  */
-export type KnownRecords = (records: { id: string | null; text: string }[]) => Promise<boolean[]>;
+export type KnownRecords = (records: PageRecord[]) => Promise<boolean[]>;
 
 /** A request's detail, checked, with the moment it was read (see DetailPage.readAtMs). */
 export type DetailRead = CheckedRecord<RequestDetail> & { readAtMs: number };
@@ -186,60 +200,105 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   const serviceClock = createServiceClock();
 
   type DetailsQuery = WindowQuery<DetailListState> & { page: number; isKnown?: KnownRecords };
+  const pageMemo = createPageMemo();
 
-  /** One page of the full list, answered and its envelope checked; its records not yet. */
-  async function fetchDetailsPage(query: DetailsQuery) {
-    if (!Number.isInteger(query.page) || query.page < 1) throw invalidArgument('page must be >= 1');
-    const params = { ...windowParams(query, DETAIL_LIST_STATES), page: query.page };
+  /** The envelope of a full-list page checked; its records not yet. */
+  function envelopeOf(body: unknown, status: number, page: number) {
     const endpoint = 'requests.details';
-    const res = await read({
-      endpoint,
-      url: withQuery(base(paths.requestDetails()), params),
-      notFoundScope: 'collection',
-      ...(query.signal && { signal: query.signal }),
-    });
-    const top = fullListPageSchema.safeParse(res.body);
+    const top = fullListPageSchema.safeParse(body);
     if (!top.success) {
       throw malformedResponse(
         { endpoint, method: 'GET' },
-        res.status,
+        status,
         'expected {page, pages, results}',
       );
     }
-    if (top.data.page !== query.page) {
-      log.warn({ endpoint, requested: query.page, answered: top.data.page }, 'page mismatch');
+    if (top.data.page !== page) {
+      log.warn({ endpoint, requested: page, answered: top.data.page }, 'page mismatch');
     }
-    return { res, pages: top.data.pages, results: top.data.results as unknown[] };
+    return { page: top.data.page, pages: top.data.pages, results: top.data.results as unknown[] };
+  }
+
+  /**
+   * One page of the full list, answered. With a memo pass, a body read before byte for byte is
+   * not parsed: what the pass knows of it comes back as `reread`, with its text.
+   */
+  async function fetchDetailsPage(query: DetailsQuery, pass?: MemoPass) {
+    if (!Number.isInteger(query.page) || query.page < 1) throw invalidArgument('page must be >= 1');
+    const params = { ...windowParams(query, DETAIL_LIST_STATES), page: query.page };
+    let bodyDigest: string | undefined;
+    const res = await read({
+      endpoint: 'requests.details',
+      url: withQuery(base(paths.requestDetails()), params),
+      notFoundScope: 'collection',
+      ...(query.signal && { signal: query.signal }),
+      ...(pass && {
+        reuse: (text: string) => {
+          bodyDigest = pass.digestOf(text);
+          const seen = pass.lookup(bodyDigest);
+          return seen && new Reread(seen, text);
+        },
+      }),
+    });
+    if (res.body instanceof Reread) {
+      const { seen } = res.body;
+      if (seen.page !== query.page) {
+        const endpoint = 'requests.details';
+        log.warn({ endpoint, requested: query.page, answered: seen.page }, 'page mismatch');
+      }
+      return { res, page: seen.page, pages: seen.pages, reread: res.body, bodyDigest };
+    }
+    return { res, ...envelopeOf(res.body, res.status, query.page), bodyDigest, reread: undefined };
   }
 
   /** The records of a fetched page: those `isKnown` recognises passed over, the rest checked. */
   async function checkDetailsPage(
     query: DetailsQuery,
-    { res, pages, results }: Awaited<ReturnType<typeof fetchDetailsPage>>,
+    fetched: Awaited<ReturnType<typeof fetchDetailsPage>>,
+    pass?: MemoPass,
   ): Promise<DetailPage> {
-    const texts = results.map((raw) => JSON.stringify(raw));
-    const isKnown = query.isKnown
-      ? await query.isKnown(
-          results.map((raw, index) => ({ id: idOf(raw, ['request_id']), text: texts[index]! })),
-        )
-      : results.map(() => false);
-    const fresh = results.flatMap((raw, index) => (isKnown[index] ? [] : [{ raw, index }]));
+    const { res, pages, reread } = fetched;
+    const readAtMs = serviceClock.readAt(res);
+    let results = reread ? undefined : fetched.results;
+    const texts: string[] = [];
+    const textAt = (index: number) => (texts[index] ??= JSON.stringify(results![index]));
+    // What the caller is asked about, from the memo when the body was read before.
+    const read: ReadPage | undefined =
+      reread?.seen ??
+      (query.isKnown && {
+        page: fetched.page,
+        pages,
+        records: results!.map((raw, index) => ({
+          id: idOf(raw, ['request_id']),
+          digest: receivedDigest(textAt(index)),
+        })),
+      });
+    if (pass && fetched.bodyDigest !== undefined && read) pass.remember(fetched.bodyDigest, read);
+    const isKnown = query.isKnown && read ? await query.isKnown(read.records) : [];
+    const known = (read?.records ?? []).flatMap(({ id }, index) => (isKnown[index] ? [id!] : []));
+    if (reread) {
+      if (known.length === reread.seen.records.length) {
+        return { page: query.page, pages, ...NO_RECORDS, known, readAtMs };
+      }
+      // Some record of the page is no longer held as sent: the page is read in full after all.
+      // Its envelope was checked when these very bytes were first read.
+      results = (JSON.parse(reread.text) as { results: unknown[] }).results;
+    }
+    const fresh = results!.flatMap((raw, index) => (isKnown[index] ? [] : [{ raw, index }]));
     const checked = checkRecords<RequestDetail>(
       requestDetailContract,
       fresh.map(({ raw }) => raw),
       policy,
       ['request_id', 'id'],
     );
-    const textOf = new Map(fresh.map(({ raw, index }) => [raw, texts[index]!]));
+    const indexOf = new Map(fresh.map(({ raw, index }) => [raw, index]));
     return {
       page: query.page,
       pages,
       ...checked,
-      texts: checked.raws.map((raw) => textOf.get(raw)!),
-      known: results.flatMap((raw, index) =>
-        isKnown[index] ? [idOf(raw, ['request_id']) as string] : [],
-      ),
-      readAtMs: serviceClock.readAt(res),
+      texts: checked.raws.map((raw) => textAt(indexOf.get(raw)!)),
+      known,
+      readAtMs,
     };
   }
 
@@ -253,9 +312,12 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
    * The next page is asked for as soon as a page answers, before its records are compared with
    * the mirror and checked: the service prepares one page while we read the other.
    */
-  async function* detailPages(query: Omit<DetailsQuery, 'page'>): AsyncGenerator<DetailPage> {
+  async function* detailPages(
+    query: Omit<DetailsQuery, 'page'>,
+    pass?: MemoPass,
+  ): AsyncGenerator<DetailPage> {
     const fetchPage = (page: number) => {
-      const fetched = fetchDetailsPage({ ...query, page });
+      const fetched = fetchDetailsPage({ ...query, page }, pass);
       fetched.catch(() => undefined); // awaited below, or dropped when the caller stops
       return fetched;
     };
@@ -285,7 +347,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
         });
       }
       if (!isLast) fetching = fetchPage(page + 1);
-      yield await checkDetailsPage({ ...query, page }, fetched);
+      yield await checkDetailsPage({ ...query, page }, fetched, pass);
       if (isLast) return;
     }
   }
@@ -319,10 +381,13 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       const signal = query.signal
         ? AbortSignal.any([query.signal, stopped.signal])
         : stopped.signal;
+      // Only a caller that compares records with what it holds gains from the pages read before.
+      const pass = query.isKnown ? pageMemo.startPass() : undefined;
       try {
-        yield* detailPages({ ...query, signal });
+        yield* detailPages({ ...query, signal }, pass);
       } finally {
         stopped.abort();
+        pass?.end();
       }
     },
 

@@ -1,7 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { RequestState } from '../config/index.js';
 import { POLL_COVERAGE_KEY, pollCoverageText, type PollCoverage } from '../mirror/intake-risk.js';
-import { receivedDigest } from '../mirror/digest.js';
 import type { StoredSummary } from '../mirror/observations.js';
 import { emptyCounts, type RunCounts, type RunStatus } from '../db/store/run-store.js';
 import type { Store } from '../db/store.js';
@@ -244,11 +243,8 @@ async function syncAwaiting(
         tx.requests.heldDigests(isoFromMs(window.fromMs), isoFromMs(window.toMs), 'awaiting'),
       )
     : new Map<string, string>();
-  const isKnown = async (records: { id: string | null; text: string }[]) =>
-    records.map(({ id, text }) => {
-      const digest = id === null || seen.has(id) ? undefined : held.get(id);
-      return digest !== undefined && digest === receivedDigest(text);
-    });
+  const isKnown = async (records: { id: string | null; digest: string }[]) =>
+    records.map(({ id, digest }) => id !== null && !seen.has(id) && held.get(id) === digest);
   const pages = deps.client.listRequestDetails({
     from: window.fromMs,
     to: window.toMs,

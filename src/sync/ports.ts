@@ -63,8 +63,11 @@ export interface SyncClient {
     to: number;
     state: 'awaiting' | ListState;
     signal?: AbortSignal;
-    /** Which records of a page the mirror holds exactly as sent: the client skips checking them. */
-    isKnown?: (records: { id: string | null; text: string }[]) => Promise<boolean[]>;
+    /**
+     * Which records of a page the mirror holds exactly as sent, by id and the received digest
+     * of the record's text: the client skips checking them.
+     */
+    isKnown?: (records: { id: string | null; digest: string }[]) => Promise<boolean[]>;
   }): AsyncIterable<DetailsPage>;
   getRequest(id: string, options?: { signal?: AbortSignal }): Promise<DetailResult>;
 }

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { openForReading } from '../../../src/db/open.js';
 import type { Sql } from '../../../src/db/sql.js';
 import { runPollCycle } from '../../../src/sync/poll.js';
@@ -406,6 +406,49 @@ describe('the poll cycle against the simulator', () => {
     expect(idle.status, idle.error).toBe('ok');
     const quarantined = await countRows(mirror.db, 'quarantine');
     expect(checkedPerCycle()).toBeLessThanOrEqual(quarantined);
+    await expectMirrorEqualsTruth(mirror);
+  });
+
+  it('parses no awaiting page it read the cycle before, but the page of a record rewritten since', async () => {
+    mirror = await startMirror({ requests: 150, pageSize: 20, roughness: { pagingChurnRate: 0 } });
+    const first = await mirror.cycle();
+    expect(first.status, first.error).toBe('ok');
+    // The full list's pages that went through JSON.parse.
+    const parse = vi.spyOn(JSON, 'parse');
+    onTestFinished(() => parse.mockRestore());
+    const pagesParsed = () => {
+      const count = parse.mock.calls.filter(
+        ([text]) => typeof text === 'string' && text.includes('"results"'),
+      ).length;
+      parse.mockClear();
+      return count;
+    };
+    const checkedPerCycle = countCheckedRecords(mirror);
+    const idle = await mirror.cycle();
+    expect(idle.status, idle.error).toBe('ok');
+    expect(idle.counts.listCalls).toBeGreaterThan(5);
+    expect(pagesParsed()).toBe(0);
+    const quarantined = await countRows(mirror.db, 'quarantine');
+    expect(checkedPerCycle()).toBeLessThanOrEqual(quarantined);
+
+    // As a webhook's write leaves an awaiting row: its content no longer the text last received.
+    const { request_id: rewritten } = (await queryOne<{ request_id: string }>(
+      mirror.db,
+      `SELECT request_id FROM requests WHERE list_state = 'awaiting' AND unavailable_at IS NULL
+         AND received_digest IS NOT NULL ORDER BY request_id LIMIT 1`,
+    ))!;
+    await execute(mirror.db, 'UPDATE requests SET received_digest = NULL WHERE request_id = @id', {
+      id: rewritten,
+    });
+    const again = await mirror.cycle();
+    expect(again.status, again.error).toBe('ok');
+    expect(pagesParsed()).toBe(1);
+    expect(checkedPerCycle()).toBeLessThanOrEqual(1 + quarantined);
+    expect(
+      await countRows(mirror.db, 'requests', 'request_id = @id AND received_digest IS NOT NULL', {
+        id: rewritten,
+      }),
+    ).toBe(1);
     await expectMirrorEqualsTruth(mirror);
   });
 
