@@ -8,21 +8,24 @@
 const ISO_DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /**
  * Canonical form of an ISO-8601 timestamp, or null when `value` is not one. A timestamp without a
  * zone is taken as UTC: the service documents all its times as UTC.
  */
 export function normalizeTimestamp(value: string): string | null {
-  // Already canonical (what the schemas return and the store holds): checked field by field,
-  // without a Date (every list item and stored row passes here; see isRealCanonical).
-  if (CANONICAL.test(value) && isRealCanonical(value)) return value;
+  // Every list item and stored row passes here: the forms the service writes, and the canonical
+  // one the schemas return and the store holds, are checked character by character, without a
+  // regular expression or a Date.
+  const utc = utcSpelling(value);
+  if (utc !== undefined) return utc;
   const match = ISO_DATE_TIME.exec(value.trim());
   if (!match) return null;
   const [, y, mo, d, h, mi, s = '00', frac = '', zone = 'Z'] = match;
   const ms = Number((frac + '000').slice(0, 3));
-  const base = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), ms);
+  // setUTCFullYear, not Date.UTC: that takes years 0 to 99 for 1900 to 1999.
+  const base = new Date(0).setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  const time = ((Number(h) * 60 + Number(mi)) * 60 + Number(s)) * 1000 + ms;
   if (
     !isRealDate(Number(y), Number(mo), Number(d)) ||
     Number(h) > 23 ||
@@ -31,7 +34,56 @@ export function normalizeTimestamp(value: string): string | null {
   ) {
     return null;
   }
-  return new Date(base - zoneOffsetMs(zone)).toISOString();
+  return new Date(base + time - zoneOffsetMs(zone)).toISOString();
+}
+
+/**
+ * The canonical form of a real UTC date and time spelled `YYYY-MM-DDTHH:MM:SS` and then `Z`,
+ * `.mmmZ` (canonical already) or `+00:00`; undefined for any other value, left to the general
+ * path (which gives the same answer, slower).
+ */
+function utcSpelling(value: string): string | undefined {
+  const { length } = value;
+  let fraction: string;
+  if (length === 20 && value.endsWith('Z')) fraction = '.000';
+  else if (length === 25 && value.endsWith('+00:00')) fraction = '.000';
+  else if (length === 24 && value.charCodeAt(19) === DOT && value.endsWith('Z')) {
+    if (!isDigitAt(value, 20) || !isDigitAt(value, 21) || !isDigitAt(value, 22)) return undefined;
+    fraction = value.slice(19, 23);
+  } else return undefined;
+  for (const [at, code] of SEPARATORS) if (value.charCodeAt(at) !== code) return undefined;
+  for (const at of DIGITS) if (!isDigitAt(value, at)) return undefined;
+  const field = (at: number, width: number) => {
+    let n = 0;
+    for (let i = at; i < at + width; i += 1) n = n * 10 + value.charCodeAt(i) - ZERO;
+    return n;
+  };
+  if (
+    !isRealDate(field(0, 4), field(5, 2), field(8, 2)) ||
+    field(11, 2) > 23 ||
+    field(14, 2) > 59 ||
+    field(17, 2) > 59
+  ) {
+    return undefined;
+  }
+  return length === 24 ? value : `${value.slice(0, 19)}${fraction}Z`;
+}
+
+const ZERO = 48;
+const DOT = 46;
+/** Where `YYYY-MM-DDTHH:MM:SS` has its separators, and its digits. */
+const SEPARATORS: [number, number][] = [
+  [4, 45],
+  [7, 45],
+  [10, 84],
+  [13, 58],
+  [16, 58],
+];
+const DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18];
+
+function isDigitAt(value: string, at: number): boolean {
+  const code = value.charCodeAt(at);
+  return code >= ZERO && code <= ZERO + 9;
 }
 
 /** Canonical `YYYY-MM-DD`, or null when `value` is not a real calendar date. */
@@ -55,20 +107,6 @@ function zoneOffsetMs(zone: string): number {
   const hours = Number(digits.slice(0, 2));
   const minutes = Number(digits.slice(2, 4) || '0');
   return sign * (hours * 60 + minutes) * 60_000;
-}
-
-/** A value of CANONICAL's shape whose date exists and whose time is within the day. */
-function isRealCanonical(value: string): boolean {
-  const field = (from: number, to: number) => Number(value.slice(from, to));
-  const year = field(0, 4);
-  const month = field(5, 7);
-  const day = field(8, 10);
-  return (
-    isRealDate(year, month, day) &&
-    field(11, 13) <= 23 &&
-    field(14, 16) <= 59 &&
-    field(17, 19) <= 59
-  );
 }
 
 /** Days of month `mo` (1-12) in year `y`, by the proleptic Gregorian calendar (as Date has it). */

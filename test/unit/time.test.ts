@@ -63,6 +63,46 @@ describe('normalizeTimestamp', () => {
       expect(normalizeTimestamp(`${notLeap}T00:00:00.000Z`)).toBeNull();
   });
 
+  it('gives each spelling of a time what its canonical spelling gives, offsets applied', () => {
+    fc.assert(
+      fc.property(
+        fc.tuple(
+          digits(4, 9999),
+          digits(2, 13),
+          digits(2, 32),
+          digits(2, 25),
+          digits(2, 61),
+          digits(2, 61),
+        ),
+        ([y, mo, d, h, mi, s]) => {
+          const time = `${y}-${mo}-${d}T${h}:${mi}:${s}`;
+          const canonical = normalizeTimestamp(`${time}.000Z`);
+          for (const spelling of [`${time}Z`, `${time}+00:00`, `${time}.000+00:00`, `${time}z`])
+            expect(normalizeTimestamp(spelling), spelling).toBe(canonical);
+          const shifted = (hours: number) =>
+            canonical === null ? null : new Date(Date.parse(canonical) - hours * 3_600_000);
+          // Shifted out of Date's range of years (0 to 9999 for toISOString's four digits) is
+          // not compared.
+          for (const [zone, hours] of [
+            ['+02:00', 2],
+            ['-0430', -4.5],
+          ] as const) {
+            const expected = shifted(hours);
+            if (expected && (expected.getUTCFullYear() < 0 || expected.getUTCFullYear() > 9999))
+              continue;
+            expect(normalizeTimestamp(`${time}${zone}`), `${time}${zone}`).toBe(
+              expected?.toISOString() ?? null,
+            );
+          }
+        },
+      ),
+      { numRuns: 5_000 },
+    );
+    // Years before 100 are years, not 1900 to 1999.
+    expect(normalizeTimestamp('0050-06-01T10:00:00+02:00')).toBe('0050-06-01T08:00:00.000Z');
+    expect(normalizeTimestamp('0050-06-01T10:00:00Z')).toBe('0050-06-01T10:00:00.000Z');
+  });
+
   it('rejects what is not a timestamp', () => {
     for (const bad of [
       '',
