@@ -95,9 +95,9 @@ export async function attemptOnce(
   }
   const { status } = response;
   const isSuccess = status >= 200 && status < 300;
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = await response.text();
+    bytes = new Uint8Array(await response.arrayBuffer());
   } catch (error) {
     // A 2xx status means the service did the work; only the echo was lost.
     if (isSuccess && req.responseBody === 'optional') {
@@ -105,12 +105,14 @@ export async function attemptOnce(
     }
     if (isSuccess) return thrown(error);
     if (req.signal?.aborted) throw req.signal.reason;
-    text = ''; // the status alone decides an error response
+    bytes = new Uint8Array(); // the status alone decides an error response
   }
-  const reused = isSuccess ? req.reuse?.(text) : undefined;
+  // Before the body is decoded: a body the caller has read before is neither decoded nor parsed.
+  const reused = isSuccess ? req.reuse?.(bytes) : undefined;
   if (reused !== undefined) {
     return { kind: 'ok', response: { status, headers: response.headers, body: reused } };
   }
+  const text = UTF8.decode(bytes);
   const parsed = parseJson(text);
 
   if (isSuccess) {
@@ -149,6 +151,9 @@ export async function attemptOnce(
     retryAfterMs,
   };
 }
+
+// As Response.text() decodes: UTF-8, a byte order mark dropped, bad bytes replaced.
+const UTF8 = new TextDecoder();
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   if (text.trim() === '') return { ok: false };

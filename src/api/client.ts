@@ -44,7 +44,7 @@ import { createPageMemo, type MemoPass, type PageRecord, type ReadPage } from '.
 class Reread {
   constructor(
     readonly seen: ReadPage,
-    readonly text: string,
+    readonly body: Uint8Array,
   ) {}
 }
 
@@ -221,7 +221,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
 
   /**
    * One page of the full list, answered. With a memo pass, a body read before byte for byte is
-   * not parsed: what the pass knows of it comes back as `reread`, with its text.
+   * neither decoded nor parsed: what the pass knows of it comes back as `reread`, with its bytes.
    */
   async function fetchDetailsPage(query: DetailsQuery, pass?: MemoPass) {
     if (!Number.isInteger(query.page) || query.page < 1) throw invalidArgument('page must be >= 1');
@@ -233,10 +233,10 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       notFoundScope: 'collection',
       ...(query.signal && { signal: query.signal }),
       ...(pass && {
-        reuse: (text: string) => {
-          bodyDigest = pass.digestOf(text);
+        reuse: (body: Uint8Array) => {
+          bodyDigest = pass.digestOf(body);
           const seen = pass.lookup(bodyDigest);
-          return seen && new Reread(seen, text);
+          return seen && new Reread(seen, body);
         },
       }),
     });
@@ -282,7 +282,8 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       }
       // Some record of the page is no longer held as sent: the page is read in full after all.
       // Its envelope was checked when these very bytes were first read.
-      results = (JSON.parse(reread.text) as { results: unknown[] }).results;
+      results = (JSON.parse(new TextDecoder().decode(reread.body)) as { results: unknown[] })
+        .results;
     }
     const fresh = results!.flatMap((raw, index) => (isKnown[index] ? [] : [{ raw, index }]));
     const checked = checkRecords<RequestDetail>(

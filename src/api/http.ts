@@ -50,11 +50,11 @@ export interface HttpRequest {
   /** Maps a final non-retryable non-2xx response to an error before the default mapping. */
   mapError?: (status: number, body: unknown) => TransportError | undefined;
   /**
-   * Shown a 2xx body's text before it is parsed. What it returns, when not undefined, is the
-   * response's body instead of the parsed JSON: a caller that has read this very text before
-   * spares the parse.
+   * Shown a 2xx body's bytes before they are decoded and parsed. What it returns, when not
+   * undefined, is the response's body instead of the parsed JSON: a caller that has read these
+   * very bytes before spares the decoding and the parse.
    */
-  reuse?: (text: string) => unknown;
+  reuse?: (body: Uint8Array) => unknown;
 }
 
 /** A 2xx response with its parsed JSON body (undefined when empty and allowed to be). */

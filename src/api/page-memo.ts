@@ -1,12 +1,12 @@
-import { receivedDigest } from '../mirror/digest.js';
+import { hash } from 'node:crypto';
 
 /**
- * The full list's pages as a pass read them, by the digest of their body text.
+ * The full list's pages as a pass read them, by the digest of their body.
  *
  * An idle cycle reads the same awaiting pages again and again. A page answered byte for byte as
  * before holds the same records, spelled the same, so their ids and received digests are known
- * without parsing the page, writing each record back to text and hashing it: most of what an
- * idle cycle spent on a page. Whether the mirror still holds those records is asked anew at every
+ * without decoding and parsing the page, writing each record back to text and hashing it: most
+ * of what an idle cycle spent on a page. Whether the mirror still holds those records is asked anew at every
  * pass (the caller's isKnown); the memo only spares the work of reading what it is asked about.
  *
  * A pass looks pages up among those of the pass before it and its own, and what it read becomes
@@ -30,8 +30,8 @@ export interface ReadPage {
 
 /** One pass over the pages. */
 export interface MemoPass {
-  /** The digest of a body's text, by which it is remembered and looked up. */
-  digestOf(text: string): string;
+  /** The digest of a body's bytes, by which it is remembered and looked up. */
+  digestOf(body: Uint8Array): string;
   lookup(bodyDigest: string): ReadPage | undefined;
   remember(bodyDigest: string, page: ReadPage): void;
   /** Ends the pass: the next looks up in what this one read. */
@@ -48,7 +48,7 @@ export function createPageMemo(): PageMemo {
     startPass() {
       const read = new Map<string, ReadPage>();
       return {
-        digestOf: receivedDigest,
+        digestOf: (body) => hash('sha1', body, 'base64url'),
         lookup: (bodyDigest) => read.get(bodyDigest) ?? before.get(bodyDigest),
         remember: (bodyDigest, page) => void read.set(bodyDigest, page),
         end: () => void (before = read),
