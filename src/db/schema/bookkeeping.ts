@@ -34,17 +34,26 @@ export const syncRuns = table(
 );
 
 /** Records the service sent that failed validation: kept apart, retried on later cycles. */
-export const quarantine = table('quarantine', {
-  /** The request id, or `unknown:<hash>` for a record without a usable id. */
-  record_key: c.text().primaryKey(),
-  request_id: c.text(),
-  source: c.text().notNull(),
-  reason: c.text().notNull(),
-  raw_payload: c.json().notNull(),
-  first_seen_at: c.timestamp().notNull(),
-  last_seen_at: c.timestamp().notNull(),
-  seen_count: c.integer().notNull().default(1),
-});
+export const quarantine = table(
+  'quarantine',
+  {
+    /** The request id, or `unknown:<hash>` for a record without a usable id. */
+    record_key: c.text().primaryKey(),
+    request_id: c.text(),
+    source: c.text().notNull(),
+    reason: c.text().notNull(),
+    raw_payload: c.json().notNull(),
+    first_seen_at: c.timestamp().notNull(),
+    last_seen_at: c.timestamp().notNull(),
+    seen_count: c.integer().notNull().default(1),
+  },
+  {
+    // Every record stored clears its request's quarantine, and every held-digest read asks each
+    // row whether its request is quarantined, both by request_id: without an index each was a
+    // scan of the whole quarantine, per record.
+    indexes: { quarantine_request_idx: ['request_id'] },
+  },
+);
 
 /**
  * Members the service sent differently from its documented shape: missing, of another type, or

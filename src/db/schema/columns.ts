@@ -83,6 +83,8 @@ export interface Table<C extends Columns = Columns> {
   readonly columns: C;
   readonly primaryKey?: readonly string[];
   readonly indexes: Readonly<Record<string, readonly string[]>>;
+  /** Indexes only SQLite builds: where its row layout, not the query, calls for one. */
+  readonly sqliteIndexes: Readonly<Record<string, readonly string[]>>;
 }
 
 /** Declares a table. */
@@ -92,9 +94,16 @@ export function table<C extends Columns>(
   keys: {
     primaryKey?: readonly (keyof C & string)[];
     indexes?: Record<string, readonly (keyof C & string)[]>;
+    sqliteIndexes?: Record<string, readonly (keyof C & string)[]>;
   } = {},
 ): Table<C> {
-  return { name, columns, primaryKey: keys.primaryKey, indexes: keys.indexes ?? {} };
+  return {
+    name,
+    columns,
+    primaryKey: keys.primaryKey,
+    indexes: keys.indexes ?? {},
+    sqliteIndexes: keys.sqliteIndexes ?? {},
+  };
 }
 
 type ValueOf<K extends ColumnKind> = K extends 'integer' | 'real' | 'boolean' | 'id'

@@ -64,6 +64,20 @@ export const requests = table(
       requests_collection_idx: ['collection_id'],
       requests_unavailable_idx: ['unavailable_at'],
     },
+    sqliteIndexes: {
+      // Every poll cycle reads these columns of each request in its window (the summaries),
+      // and this index alone answers it. From the table, SQLite had to walk each row's overflow
+      // pages to reach read_at: a column added by a migration goes last, after raw_json's 4 KB
+      // and more. PostgreSQL keeps raw_json out of line (TOAST), so it needs no such index.
+      requests_summary_idx: [
+        'event_dt_utc',
+        'request_id',
+        'list_state',
+        'last_updated_timestamp_utc',
+        'unavailable_at',
+        'read_at',
+      ],
+    },
   },
 );
 

@@ -58,7 +58,7 @@ function sqliteTableOf(t: Table, byName: Map<string, Record<string, AnySQLiteCol
       ...(t.primaryKey
         ? [primaryKey({ columns: t.primaryKey.map((name) => cols[name]!) as [AnySQLiteColumn] })]
         : []),
-      ...Object.entries(t.indexes).map(([indexName, on]) =>
+      ...Object.entries({ ...t.indexes, ...t.sqliteIndexes }).map(([indexName, on]) =>
         index(indexName).on(...(on.map((name) => cols[name]!) as [AnySQLiteColumn])),
       ),
     ];

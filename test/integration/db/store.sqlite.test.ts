@@ -4,6 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/clock.js';
 import { openDatabase, schemaVersion, type MirrorDb } from '../../../src/db/open.js';
 import { createStore, type Store } from '../../../src/db/store.js';
+import { SQLITE_DIALECT } from '../../../src/db/sqlite/connection.js';
+import { requestSql } from '../../../src/db/store/request-sql.js';
 import { normalizeDetail } from '../../../src/sync/normalize.js';
 import { sqliteOf } from '../../helpers/engine.js';
 import { detailRecord, listFields, tempDir } from '../../helpers/records.js';
@@ -56,5 +58,35 @@ describe('the mirror database file', () => {
       openDatabase({ location: path, shouldMigrate: false, isReadOnly: true }),
     ).rejects.toThrow(/newer/);
     db = await openDatabase({ location: join(tempDir(), 'other.db') });
+  });
+
+  it("answers a poll cycle's window summaries from an index alone, not from the rows", () => {
+    // From the table, each row's read_at lies past raw_json's overflow pages.
+    const plan = sqliteOf(db)
+      .prepare(`EXPLAIN QUERY PLAN ${requestSql(SQLITE_DIALECT).summariesInWindow}`)
+      .all({ from: '2026-01-01T00:00:00.000Z', to: '2026-02-01T00:00:00.000Z' }) as {
+      detail: string;
+    }[];
+    expect(plan.map((step) => step.detail)).toEqual([
+      expect.stringContaining('USING COVERING INDEX requests_summary_idx'),
+    ]);
+  });
+
+  it("finds a request's quarantined records by index, as each record stored clears them", () => {
+    const planOf = (text: string) =>
+      (
+        sqliteOf(db).prepare(`EXPLAIN QUERY PLAN ${text}`).all({
+          id: 'R1',
+          request_id: 'R1',
+          digest: 'd',
+          list_state: 'awaiting',
+          from: '2026-01-01T00:00:00.000Z',
+          to: '2026-02-01T00:00:00.000Z',
+        }) as { detail: string }[]
+      ).map((step) => step.detail);
+    const byIndex = expect.stringMatching(/USING (COVERING )?INDEX quarantine_request_idx/);
+    expect(planOf('DELETE FROM quarantine WHERE request_id = @id')).toEqual([byIndex]);
+    const { heldDigests, isSameRaw } = requestSql(SQLITE_DIALECT);
+    for (const text of [heldDigests, isSameRaw]) expect(planOf(text)).toContainEqual(byIndex);
   });
 });

@@ -1,0 +1,1 @@
+CREATE INDEX `quarantine_request_idx` ON `quarantine` (`request_id`);
