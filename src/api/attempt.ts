@@ -112,7 +112,7 @@ export async function attemptOnce(
   if (reused !== undefined) {
     return { kind: 'ok', response: { status, headers: response.headers, body: reused } };
   }
-  const text = UTF8.decode(bytes);
+  const text = decodeBody(bytes);
   const parsed = parseJson(text);
 
   if (isSuccess) {
@@ -152,8 +152,13 @@ export async function attemptOnce(
   };
 }
 
-// As Response.text() decodes: UTF-8, a byte order mark dropped, bad bytes replaced.
 const UTF8 = new TextDecoder();
+
+/**
+ * A body's text, decoded as Response.text() decodes it: UTF-8, a byte order mark dropped, bad
+ * bytes replaced.
+ */
+export const decodeBody = (bytes: Uint8Array): string => UTF8.decode(bytes);
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   if (text.trim() === '') return { ok: false };

@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../clock.js';
 import { silentLogger, type Logger } from '../log.js';
 import { createActions, type LocationsApi, type ServiceActions } from './actions.js';
+import { decodeBody } from './attempt.js';
 import { invalidArgument, malformedResponse } from './errors.js';
 import {
   createHttp,
@@ -38,7 +39,13 @@ import { createAuthorizedSend, createTokenManager } from './token.js';
 import { createServiceClock } from './service-clock.js';
 import { joinUrl, paths, withQuery } from './urls.js';
 import { receivedDigest } from '../mirror/digest.js';
-import { createPageMemo, type MemoPass, type PageRecord, type ReadPage } from './page-memo.js';
+import {
+  createPageMemo,
+  digestOfBody,
+  type MemoPass,
+  type PageRecord,
+  type ReadPage,
+} from './page-memo.js';
 
 /** A page body read before byte for byte, in place of its parse: what its records were. */
 class Reread {
@@ -213,10 +220,13 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
         'expected {page, pages, results}',
       );
     }
-    if (top.data.page !== page) {
-      log.warn({ endpoint, requested: page, answered: top.data.page }, 'page mismatch');
-    }
+    warnIfOtherPage(page, top.data.page);
     return { page: top.data.page, pages: top.data.pages, results: top.data.results as unknown[] };
+  }
+
+  function warnIfOtherPage(requested: number, answered: number) {
+    if (answered === requested) return;
+    log.warn({ endpoint: 'requests.details', requested, answered }, 'page mismatch');
   }
 
   /**
@@ -234,7 +244,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       ...(query.signal && { signal: query.signal }),
       ...(pass && {
         reuse: (body: Uint8Array) => {
-          bodyDigest = pass.digestOf(body);
+          bodyDigest = digestOfBody(body);
           const seen = pass.lookup(bodyDigest);
           return seen && new Reread(seen, body);
         },
@@ -242,10 +252,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     });
     if (res.body instanceof Reread) {
       const { seen } = res.body;
-      if (seen.page !== query.page) {
-        const endpoint = 'requests.details';
-        log.warn({ endpoint, requested: query.page, answered: seen.page }, 'page mismatch');
-      }
+      warnIfOtherPage(query.page, seen.page);
       return { res, page: seen.page, pages: seen.pages, reread: res.body, bodyDigest };
     }
     return { res, ...envelopeOf(res.body, res.status, query.page), bodyDigest, reread: undefined };
@@ -282,8 +289,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       }
       // Some record of the page is no longer held as sent: the page is read in full after all.
       // Its envelope was checked when these very bytes were first read.
-      results = (JSON.parse(new TextDecoder().decode(reread.body)) as { results: unknown[] })
-        .results;
+      results = (JSON.parse(decodeBody(reread.body)) as { results: unknown[] }).results;
     }
     const fresh = results!.flatMap((raw, index) => (isKnown[index] ? [] : [{ raw, index }]));
     const checked = checkRecords<RequestDetail>(

@@ -28,10 +28,11 @@ export interface ReadPage {
   records: PageRecord[];
 }
 
+/** The digest of a body's bytes, by which its page is remembered and looked up. */
+export const digestOfBody = (body: Uint8Array): string => hash('sha1', body, 'base64url');
+
 /** One pass over the pages. */
 export interface MemoPass {
-  /** The digest of a body's bytes, by which it is remembered and looked up. */
-  digestOf(body: Uint8Array): string;
   lookup(bodyDigest: string): ReadPage | undefined;
   remember(bodyDigest: string, page: ReadPage): void;
   /** Ends the pass: the next looks up in what this one read. */
@@ -48,7 +49,6 @@ export function createPageMemo(): PageMemo {
     startPass() {
       const read = new Map<string, ReadPage>();
       return {
-        digestOf: (body) => hash('sha1', body, 'base64url'),
         lookup: (bodyDigest) => read.get(bodyDigest) ?? before.get(bodyDigest),
         remember: (bodyDigest, page) => void read.set(bodyDigest, page),
         end: () => void (before = read),
