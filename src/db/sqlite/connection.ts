@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import type { Connection, Dialect, Params, ReadOptions, Sql } from '../sql.js';
 import { nestingCheck } from '../nesting-check.js';
+import type { Checkpointer, CheckpointStatus } from './checkpointer.js';
 import { databaseError } from './errors.js';
 
 /** The SQLite dialect: JSON functions of SQLite's json1, no row locks (writers take the file). */
@@ -16,6 +17,8 @@ export interface SqliteConnection extends Connection {
   readonly engine: 'sqlite';
   readonly sqlite: Database.Database;
   readonly path: string;
+  /** The WAL's checkpoint thread of a writable file (checkpointer.ts); none when read-only. */
+  readonly checkpoints: CheckpointStatus | undefined;
 }
 
 /**
@@ -24,7 +27,11 @@ export interface SqliteConnection extends Connection {
  * whole process, so its transactions take turns (a queue): a transaction's statements never mix
  * with another's, although the work between them may await.
  */
-export function sqliteConnection(sqlite: Database.Database, path: string): SqliteConnection {
+export function sqliteConnection(
+  sqlite: Database.Database,
+  path: string,
+  checkpointer?: Checkpointer,
+): SqliteConnection {
   const statements = new Map<string, Database.Statement>();
   const prepare = (text: string) => {
     let statement = statements.get(text);
@@ -51,7 +58,11 @@ export function sqliteConnection(sqlite: Database.Database, path: string): Sqlit
   let queue: Promise<unknown> = Promise.resolve();
   const nesting = nestingCheck();
   // Async, so that a refusal rejects; everything up to `queue = ...` still runs in the call.
-  const exclusive = async <T>(begin: string, work: (sql: Sql) => Promise<T>): Promise<T> => {
+  const exclusive = async <T>(
+    begin: string,
+    work: (sql: Sql) => Promise<T>,
+    afterCommit?: () => void,
+  ): Promise<T> => {
     nesting.refuseIfInside();
     const turn = queue.then(() =>
       nesting.inside(async () => {
@@ -59,6 +70,7 @@ export function sqliteConnection(sqlite: Database.Database, path: string): Sqlit
           sqlite.exec(begin);
           const result = await work(sql);
           sqlite.exec('COMMIT');
+          afterCommit?.();
           return result;
         } catch (error) {
           if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
@@ -80,9 +92,10 @@ export function sqliteConnection(sqlite: Database.Database, path: string): Sqlit
     location: path,
     sqlite,
     path,
+    checkpoints: checkpointer,
     // IMMEDIATE takes the write lock at the start: two writers wait on busy_timeout instead of
     // failing mid-transaction.
-    transaction: (work) => exclusive('BEGIN IMMEDIATE', work),
+    transaction: (work) => exclusive('BEGIN IMMEDIATE', work, checkpointer?.afterCommit),
     read: <T>(work: (sql: Sql) => Promise<T>, _options?: ReadOptions) =>
       exclusive('BEGIN DEFERRED', work),
     async hasTable(name) {
@@ -96,6 +109,8 @@ export function sqliteConnection(sqlite: Database.Database, path: string): Sqlit
     },
     async close() {
       await queue;
+      // The thread's connection first: the last one to close checkpoints and removes the WAL.
+      await checkpointer?.close();
       sqlite.close();
     },
   };

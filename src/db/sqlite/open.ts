@@ -4,6 +4,11 @@ import Database from 'better-sqlite3';
 import './pin.js';
 import { TransportError } from '../../errors.js';
 import { isBehind, migrationsFolder, refuseNewer, type AppliedMigrations } from '../migrations.js';
+import {
+  createCheckpointer,
+  WAL_PAGES_BEFORE_WRITER_CHECKPOINTS,
+  type Checkpointer,
+} from './checkpointer.js';
 import { sqliteConnection, type SqliteConnection } from './connection.js';
 import { databaseError } from './errors.js';
 
@@ -59,17 +64,28 @@ async function openFile({
     if (!isReadOnly) {
       sqlite.pragma('journal_mode = WAL');
       sqlite.pragma('synchronous = NORMAL');
+      // A thread checkpoints the WAL (checkpointer.ts); this is the writer's own, if it lags.
+      sqlite.pragma(`wal_autocheckpoint = ${WAL_PAGES_BEFORE_WRITER_CHECKPOINTS}`);
     }
     sqlite.pragma('foreign_keys = ON');
     const applied = appliedMigrations(sqlite);
     refuseNewer(applied, 'sqlite', path);
     if (shouldMigrate && !isReadOnly && isBehind(applied, 'sqlite')) await migrate(sqlite);
     if (!isReadOnly) tightenModes(path);
-    return sqliteConnection(sqlite, path);
+    return sqliteConnection(sqlite, path, checkpointerOf(sqlite, path, isReadOnly));
   } catch (error) {
     sqlite.close();
     throw error;
   }
+}
+
+function checkpointerOf(
+  sqlite: Database.Database,
+  path: string,
+  isReadOnly: boolean,
+): Checkpointer | undefined {
+  if (isReadOnly || path === ':memory:') return undefined;
+  return createCheckpointer(resolve(path), sqlite.pragma('page_size', { simple: true }) as number);
 }
 
 /**

@@ -1,0 +1,212 @@
+import { statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+/*
+ * Checkpoints a SQLite mirror's write-ahead log from a thread of its own.
+ *
+ * SQLite checkpoints the WAL inside the COMMIT that takes it past wal_autocheckpoint pages: it
+ * copies those pages into the database file and waits for both files to reach the disk
+ * (synchronous=NORMAL syncs at checkpoints, not at commits). With the default of 1,000 pages,
+ * one commit in three of a backfill stalled the writer for 20 to 35 ms, some 30 % of the store's
+ * time. A second connection, in a worker thread, now runs those checkpoints (PASSIVE: it never
+ * blocks the writer nor a reader) while the writer goes on, on the other core.
+ *
+ * SQLite's own checkpoint stays as the safety valve, at WAL_PAGES_BEFORE_WRITER_CHECKPOINTS: were
+ * the thread to fall behind, stop or fail, the writer checkpoints as it always did, only later.
+ * A short command never starts the thread: it is started once the WAL first reaches
+ * WAL_PAGES_BEFORE_THREAD, and the writer's last close checkpoints what is left, as before.
+ */
+
+/** SQLite's own checkpoint, in the writer's COMMIT: only if the thread has not kept up. */
+export const WAL_PAGES_BEFORE_WRITER_CHECKPOINTS = 4_000;
+/** The WAL's size, in pages, that starts the thread (SQLite's default checkpoint size). */
+export const WAL_PAGES_BEFORE_THREAD = 1_000;
+/** How long a close waits for the thread's running checkpoint before it ends the thread. */
+const CLOSE_WAIT_MS = 10_000;
+
+/** What the checkpoint thread has done, for status and tests. */
+export interface CheckpointStatus {
+  /** Whether the thread has been started. */
+  readonly isRunning: boolean;
+  /** Checkpoints the thread has run. */
+  readonly completed: number;
+  /** The last failure of the thread or of a checkpoint, if any (the writer then checkpoints). */
+  readonly lastError: Error | undefined;
+  /** Resolves once no checkpoint is running or asked for. */
+  settled(): Promise<void>;
+}
+
+export interface Checkpointer extends CheckpointStatus {
+  /** Called after each write transaction's COMMIT: starts the thread or asks it to checkpoint. */
+  afterCommit(): void;
+  /** Stops the thread, after the checkpoint it is running; before the writer's own close. */
+  close(): Promise<void>;
+}
+
+/*
+ * The thread's code. It is plain JavaScript given as text, not a module file: the same code then
+ * runs from the bundle, from tsc's output and from the TypeScript sources under test, and it
+ * loads nothing but better-sqlite3 (resolved by the main thread, so the working directory does
+ * not matter). The statement is prepared once and kept, as pin.ts wants of every statement on
+ * Node 24.
+ */
+const THREAD_CODE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+let db;
+let checkpoint;
+try {
+  db = new Database(workerData.path, { fileMustExist: true });
+  db.pragma('busy_timeout = 0');
+  checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+} catch (error) {
+  parentPort.postMessage({ fatal: String(error.message), code: error.code });
+  parentPort.close();
+}
+if (db) {
+  parentPort.on('message', (message) => {
+    if (message === 'close') {
+      db.close();
+      parentPort.close();
+      return;
+    }
+    try {
+      const [row] = checkpoint.raw().all();
+      parentPort.postMessage({ busy: row[0], log: row[1], checkpointed: row[2] });
+    } catch (error) {
+      parentPort.postMessage({ error: String(error.message), code: error.code });
+    }
+  });
+}
+`;
+
+type ThreadMessage =
+  | { busy: number; log: number; checkpointed: number }
+  | { error: string; code?: string }
+  | { fatal: string; code?: string };
+
+/** A failure the thread reported as data, as an Error with SQLite's code. */
+const failureOf = ({
+  code,
+  ...rest
+}: { code?: string } & ({ error: string } | { fatal: string })) =>
+  Object.assign(
+    new Error(`the WAL's checkpoint thread: ${'fatal' in rest ? rest.fatal : rest.error}`),
+    {
+      code,
+    },
+  );
+
+const driverPath = () => createRequire(import.meta.url).resolve('better-sqlite3');
+
+/** The checkpointer of the database file at `path`, whose pages are `pageSize` bytes. */
+export function createCheckpointer(path: string, pageSize: number): Checkpointer {
+  const walPath = `${path}-wal`;
+  let worker: Worker | undefined;
+  let hasFailed = false;
+  let isClosed = false;
+  let isCheckpointing = false;
+  let isAsked = false;
+  let completed = 0;
+  let lastError: Error | undefined;
+  let waiters: (() => void)[] = [];
+
+  const wakeWaiters = () => {
+    if (isCheckpointing || isAsked) return;
+    const waiting = waiters;
+    waiters = [];
+    for (const wake of waiting) wake();
+  };
+  const fail = (error: Error) => {
+    lastError = error;
+    hasFailed = true;
+    isCheckpointing = false;
+    isAsked = false;
+    worker = undefined;
+    wakeWaiters();
+  };
+  const checkpoint = () => {
+    if (!worker || isCheckpointing) {
+      isAsked = worker !== undefined;
+      return;
+    }
+    isAsked = false;
+    isCheckpointing = true;
+    worker.postMessage('checkpoint');
+  };
+  const onMessage = (message: ThreadMessage) => {
+    if ('fatal' in message) return fail(failureOf(message));
+    isCheckpointing = false;
+    if ('error' in message) lastError = failureOf(message);
+    else completed += 1;
+    if (isAsked) checkpoint();
+    wakeWaiters();
+  };
+  const walPages = () => {
+    try {
+      return statSync(walPath).size / pageSize;
+    } catch {
+      return 0;
+    }
+  };
+  const start = () => {
+    const thread = new Worker(THREAD_CODE, {
+      eval: true,
+      workerData: { driver: driverPath(), path },
+    });
+    // A thread that checkpoints must not keep a finished command alive.
+    thread.unref();
+    thread.on('message', onMessage);
+    // Its own failure (a module that did not load): the error arrives as it was thrown there.
+    thread.on('error', (error) =>
+      fail(
+        error instanceof Error ? error : new Error(`the WAL's checkpoint thread: ${String(error)}`),
+      ),
+    );
+    thread.on('exit', () => {
+      if (worker === thread && !isClosed) fail(new Error('the checkpoint thread stopped'));
+    });
+    worker = thread;
+  };
+
+  return {
+    get isRunning() {
+      return worker !== undefined;
+    },
+    get completed() {
+      return completed;
+    },
+    get lastError() {
+      return lastError;
+    },
+    settled: () =>
+      isCheckpointing || isAsked ? new Promise((wake) => waiters.push(wake)) : Promise.resolve(),
+    afterCommit() {
+      if (isClosed || hasFailed) return;
+      if (!worker) {
+        if (walPages() < WAL_PAGES_BEFORE_THREAD) return;
+        start();
+      }
+      checkpoint();
+    },
+    async close() {
+      isClosed = true;
+      const thread = worker;
+      if (!thread) return;
+      worker = undefined;
+      const exited = new Promise((done) => thread.once('exit', done));
+      // Held now, or a command whose last work is this close would end before the thread does.
+      thread.ref();
+      thread.postMessage('close');
+      // It ends after the checkpoint it is running; one that never ends must not hold a stop.
+      const stuck = setTimeout(() => void thread.terminate(), CLOSE_WAIT_MS);
+      stuck.unref();
+      await exited;
+      clearTimeout(stuck);
+      isCheckpointing = false;
+      isAsked = false;
+      wakeWaiters();
+    },
+  };
+}

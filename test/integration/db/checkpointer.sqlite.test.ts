@@ -1,0 +1,102 @@
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
+import {
+  createCheckpointer,
+  WAL_PAGES_BEFORE_THREAD,
+  WAL_PAGES_BEFORE_WRITER_CHECKPOINTS,
+} from '../../../src/db/sqlite/checkpointer.js';
+import type { SqliteConnection } from '../../../src/db/sqlite/connection.js';
+import { sqliteOf } from '../../helpers/engine.js';
+import { tempDir } from '../../helpers/records.js';
+
+/*
+ * The WAL's checkpoints run on a thread of their own (src/db/sqlite/checkpointer.ts): what the
+ * file shows of it. A page is 4 KiB, so WAL_PAGES_BEFORE_THREAD is about 4 MB of WAL.
+ */
+
+let db: MirrorDb | undefined;
+afterEach(async () => {
+  await db?.close();
+  db = undefined;
+});
+
+const PAGE = 4096;
+const open = async (path: string) => {
+  db = await openDatabase({ location: path });
+  return db as SqliteConnection;
+};
+
+/** Writes `megabytes` of rows into a table of their own, one transaction per megabyte. */
+async function writeMegabytes(conn: SqliteConnection, megabytes: number, from = 0) {
+  await conn.transaction((sql) => sql.run('CREATE TABLE IF NOT EXISTS ballast (n, body)'));
+  const body = 'x'.repeat(PAGE - 200);
+  for (let mb = from; mb < from + megabytes; mb += 1) {
+    await conn.transaction(async (sql) => {
+      for (let i = 0; i < 256; i += 1)
+        await sql.run('INSERT INTO ballast (n, body) VALUES (@n, @body)', {
+          n: mb * 256 + i,
+          body,
+        });
+    });
+  }
+}
+
+describe('the checkpoint thread', () => {
+  it('copies the WAL into the file while the writer goes on, long before the writer would', async () => {
+    const path = join(tempDir(), 'mirror.db');
+    const conn = await open(path);
+    expect(sqliteOf(conn).pragma('wal_autocheckpoint', { simple: true })).toBe(
+      WAL_PAGES_BEFORE_WRITER_CHECKPOINTS,
+    );
+    await writeMegabytes(conn, 8);
+    await conn.checkpoints!.settled();
+
+    expect(conn.checkpoints!.isRunning).toBe(true);
+    expect(conn.checkpoints!.completed).toBeGreaterThan(0);
+    expect(conn.checkpoints!.lastError).toBeUndefined();
+    // 8 MB is about 2,000 pages: the writer's own checkpoint (at 4,000) has not run, so only
+    // the thread can have put the rows into the database file.
+    expect(statSync(path).size).toBeGreaterThan(WAL_PAGES_BEFORE_THREAD * PAGE);
+  });
+
+  it('is not started by a command that writes little', async () => {
+    const conn = await open(join(tempDir(), 'mirror.db'));
+    await writeMegabytes(conn, 1);
+    expect(conn.checkpoints!.isRunning).toBe(false);
+    expect(conn.checkpoints!.completed).toBe(0);
+  });
+
+  it('stops on close, and the last close leaves every row in the file and no WAL', async () => {
+    const path = join(tempDir(), 'mirror.db');
+    const conn = await open(path);
+    await writeMegabytes(conn, 6);
+    expect(conn.checkpoints!.isRunning).toBe(true);
+    await conn.close();
+    db = undefined;
+    expect(existsSync(`${path}-wal`)).toBe(false);
+
+    const again = await open(path);
+    const { n } = sqliteOf(again).prepare('SELECT count(*) AS n FROM ballast').get() as {
+      n: number;
+    };
+    expect(n).toBe(6 * 256);
+  });
+
+  it('leaves the writer to checkpoint on its own when the thread cannot open the file', async () => {
+    const path = join(tempDir(), 'gone.db');
+    // A WAL past the thread's start, beside a database file that is not there.
+    writeFileSync(`${path}-wal`, Buffer.alloc(WAL_PAGES_BEFORE_THREAD * PAGE));
+    const checkpointer = createCheckpointer(path, PAGE);
+    checkpointer.afterCommit();
+    expect(checkpointer.isRunning).toBe(true);
+    // The checkpoint asked for ends with the thread's failure.
+    await checkpointer.settled();
+    expect(checkpointer.isRunning).toBe(false);
+    expect(checkpointer.lastError?.message).toMatch(/unable to open|does not exist|no such file/i);
+    checkpointer.afterCommit();
+    expect(checkpointer.isRunning).toBe(false);
+    await checkpointer.close();
+  });
+});
