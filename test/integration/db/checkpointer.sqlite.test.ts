@@ -13,7 +13,7 @@ import { tempDir } from '../../helpers/records.js';
 
 /*
  * The WAL's checkpoints run on a thread of their own (src/db/sqlite/checkpointer.ts): what the
- * file shows of it. A page is 4 KiB, so WAL_PAGES_BEFORE_THREAD is about 4 MB of WAL.
+ * file shows of it. A page is 4 KiB; a megabyte of rows is about 260 pages of WAL.
  */
 
 let db: MirrorDb | undefined;
@@ -23,6 +23,8 @@ afterEach(async () => {
 });
 
 const PAGE = 4096;
+/** Enough megabytes to start the thread, and too few for the writer's own checkpoint. */
+const STARTING_MB = Math.ceil((WAL_PAGES_BEFORE_THREAD * PAGE) / 2 ** 20) + 1;
 const open = async (path: string) => {
   db = await openDatabase({ location: path });
   return db as SqliteConnection;
@@ -50,15 +52,15 @@ describe('the checkpoint thread', () => {
     expect(sqliteOf(conn).pragma('wal_autocheckpoint', { simple: true })).toBe(
       WAL_PAGES_BEFORE_WRITER_CHECKPOINTS,
     );
-    await writeMegabytes(conn, 8);
+    await writeMegabytes(conn, STARTING_MB);
     await conn.checkpoints!.settled();
 
     expect(conn.checkpoints!.isRunning).toBe(true);
     expect(conn.checkpoints!.completed).toBeGreaterThan(0);
     expect(conn.checkpoints!.lastError).toBeUndefined();
-    // 8 MB is about 2,000 pages: the writer's own checkpoint (at 4,000) has not run, so only
-    // the thread can have put the rows into the database file.
-    expect(statSync(path).size).toBeGreaterThan(WAL_PAGES_BEFORE_THREAD * PAGE);
+    // Fewer pages than the writer's own checkpoint wants: only the thread can have put the rows
+    // into the database file (at least those of the WAL that started it).
+    expect(statSync(path).size).toBeGreaterThan((WAL_PAGES_BEFORE_THREAD * PAGE) / 2);
   });
 
   it('is not started by a command that writes little', async () => {
@@ -71,7 +73,7 @@ describe('the checkpoint thread', () => {
   it('stops on close, and the last close leaves every row in the file and no WAL', async () => {
     const path = join(tempDir(), 'mirror.db');
     const conn = await open(path);
-    await writeMegabytes(conn, 6);
+    await writeMegabytes(conn, STARTING_MB);
     expect(conn.checkpoints!.isRunning).toBe(true);
     await conn.close();
     db = undefined;
@@ -81,7 +83,27 @@ describe('the checkpoint thread', () => {
     const { n } = sqliteOf(again).prepare('SELECT count(*) AS n FROM ballast').get() as {
       n: number;
     };
-    expect(n).toBe(6 * 256);
+    expect(n).toBe(STARTING_MB * 256);
+  });
+
+  it('starts at most one checkpoint per interval, however often the writer commits', async () => {
+    const path = join(tempDir(), 'mirror.db');
+    const conn = await open(path);
+    await writeMegabytes(conn, STARTING_MB);
+    let clock = 1_000;
+    const checkpointer = createCheckpointer(path, PAGE, { now: () => clock, intervalMs: 200 });
+    const commitAt = async (ms: number) => {
+      clock = ms;
+      checkpointer.afterCommit();
+      await checkpointer.settled();
+    };
+    await commitAt(1_000);
+    await commitAt(1_050);
+    await commitAt(1_199);
+    expect(checkpointer.completed).toBe(1);
+    await commitAt(1_200);
+    expect(checkpointer.completed).toBe(2);
+    await checkpointer.close();
   });
 
   it('leaves the writer to checkpoint on its own when the thread cannot open the file', async () => {
