@@ -76,7 +76,7 @@ try {
   db.pragma('busy_timeout = 0');
   checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 } catch (error) {
-  parentPort.postMessage({ fatal: String(error.message), code: error.code });
+  parentPort.postMessage({ error: String(error.message), code: error.code, isFatal: true });
   parentPort.close();
 }
 if (db) {
@@ -87,8 +87,8 @@ if (db) {
       return;
     }
     try {
-      const [row] = checkpoint.raw().all();
-      parentPort.postMessage({ busy: row[0], log: row[1], checkpointed: row[2] });
+      checkpoint.get();
+      parentPort.postMessage({ isDone: true });
     } catch (error) {
       parentPort.postMessage({ error: String(error.message), code: error.code });
     }
@@ -96,22 +96,12 @@ if (db) {
 }
 `;
 
-type ThreadMessage =
-  | { busy: number; log: number; checkpointed: number }
-  | { error: string; code?: string }
-  | { fatal: string; code?: string };
+/** A checkpoint's end, or a failure reported as data (fatal: the thread could not start). */
+type ThreadMessage = { isDone: true } | { error: string; code?: string; isFatal?: boolean };
 
-/** A failure the thread reported as data, as an Error with SQLite's code. */
-const failureOf = ({
-  code,
-  ...rest
-}: { code?: string } & ({ error: string } | { fatal: string })) =>
-  Object.assign(
-    new Error(`the WAL's checkpoint thread: ${'fatal' in rest ? rest.fatal : rest.error}`),
-    {
-      code,
-    },
-  );
+/** A failure the thread reported, as an Error with SQLite's code. */
+const failureOf = ({ error, code }: { error: string; code?: string }) =>
+  Object.assign(new Error(`the WAL's checkpoint thread: ${error}`), { code });
 
 const driverPath = () => createRequire(import.meta.url).resolve('better-sqlite3');
 
@@ -160,7 +150,7 @@ export function createCheckpointer(
     worker.postMessage('checkpoint');
   };
   const onMessage = (message: ThreadMessage) => {
-    if ('fatal' in message) return fail(failureOf(message));
+    if ('error' in message && message.isFatal) return fail(failureOf(message));
     isCheckpointing = false;
     if ('error' in message) lastError = failureOf(message);
     else completed += 1;
