@@ -308,6 +308,8 @@ async function fetchDetails(
     },
     signal,
   );
+  // The last records need not wait out the gathering: no fetch is left to add to their set.
+  writer.flushNow();
   await writes.drain();
   return stored;
 }

@@ -171,6 +171,8 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
     },
     signal,
   );
+  // The last records need not wait out the gathering: no fetch is left to add to their set.
+  writer.flushNow();
   await writes.drain();
 
   const result = await finishCycle(deps, {

@@ -9,6 +9,8 @@ export interface RecordBatcher {
    * drifted members it recorded once the transaction that holds it has committed.
    */
   store(record: RecordWrite): Promise<{ outcome: RefreshOutcome; drifted: number }>;
+  /** Stores what is gathered now, without waiting out the gathering: no more records are coming. */
+  flushNow(): void;
 }
 
 /**
@@ -18,6 +20,25 @@ export interface RecordBatcher {
  */
 export const UNWRITTEN_RECORDS = 100;
 
+/**
+ * How long the first record of a set waits for others before the set is written. A set's
+ * transaction costs about the same for two records as for ten. On SQLite nothing arrives while a
+ * set is written, so sets of one turn of the event loop held two records each on a first sync:
+ * 86 sets for 176 details, whose BEGIN, COMMIT and per-table statements were a tenth of its CPU.
+ * At 10 ms the same sync writes 18 sets (measured side by side: 7 to 8 % less wall time, and
+ * less WAL for the close to checkpoint). A poll cycle's changes reach the feed that much later,
+ * which its interval of minutes dwarfs; webhooks do not come this way.
+ */
+export const GATHER_MS = 10;
+
+/** Starts the gathering's timer; returns what cancels it. Injected by tests. */
+export type GatherTimer = (fire: () => void, ms: number) => () => void;
+
+const realTimer: GatherTimer = (fire, ms) => {
+  const timer = setTimeout(fire, ms);
+  return () => clearTimeout(timer);
+};
+
 interface Pending {
   record: RecordWrite;
   resolve(written: { outcome: RefreshOutcome; drifted: number }): void;
@@ -25,16 +46,25 @@ interface Pending {
 }
 
 /**
- * Group commit in sets: records that arrive while a set is being written wait for the next one,
- * and each set is written by writeRecords as one batch (requests.writeMany: a few statements per
+ * Group commit in sets: records gather for `gatherMs` (or until `maxBatch` wait, or the caller
+ * calls flushNow), records that arrive while a set is being written wait for the next one, and
+ * each set is written by writeRecords as one batch (requests.writeMany: a few statements per
  * table, not a savepoint and some twenty statements per record). A write conflict runs the set's
  * transaction again, on one budget (Store.transaction, conflicts.ts). Any other failure, a record
  * the engine refuses, fails the set: its records then go one per transaction, so that only the
  * one at fault fails.
  */
-export function createRecordBatcher(store: Store, { maxBatch = 250 } = {}): RecordBatcher {
+export function createRecordBatcher(
+  store: Store,
+  {
+    maxBatch = 250,
+    gatherMs = GATHER_MS,
+    timer = realTimer,
+  }: { maxBatch?: number; gatherMs?: number; timer?: GatherTimer } = {},
+): RecordBatcher {
   let queue: Pending[] = [];
   let isFlushing = false;
+  let cancelGathering: (() => void) | undefined;
 
   const writeSet = async (batch: readonly Pending[]) => {
     const written = await store.transaction((tx) =>
@@ -67,15 +97,24 @@ export function createRecordBatcher(store: Store, { maxBatch = 250 } = {}): Reco
     isFlushing = false;
   };
 
+  const startFlush = () => {
+    cancelGathering?.();
+    cancelGathering = undefined;
+    if (isFlushing || queue.length === 0) return;
+    isFlushing = true;
+    void flush();
+  };
+
   return {
     store(record) {
       return new Promise((resolve, reject) => {
         queue.push({ record, resolve, reject });
+        // A set being written takes what waits when it is done.
         if (isFlushing) return;
-        isFlushing = true;
-        // Records of one turn of the event loop leave together.
-        setImmediate(() => void flush());
+        if (queue.length >= maxBatch) startFlush();
+        else cancelGathering ??= timer(startFlush, gatherMs);
       });
     },
+    flushNow: startFlush,
   };
 }

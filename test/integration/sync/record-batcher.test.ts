@@ -3,7 +3,7 @@ import { systemClock } from '../../../src/clock.js';
 import type { Drift } from '../../../src/api/contract.js';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
 import { createStore, type Store, type StoreTx } from '../../../src/db/store.js';
-import { createRecordBatcher } from '../../../src/sync/record-batcher.js';
+import { createRecordBatcher, type GatherTimer } from '../../../src/sync/record-batcher.js';
 import type { RecordWrite } from '../../../src/sync/refresh.js';
 import {
   countRows,
@@ -129,17 +129,83 @@ describe('the record batcher', () => {
     expect(stored.map((r) => r.request_id)).toEqual(['A1111111', 'C3333333']);
   });
 
+  it('gathers the records of several turns into one set until the gathering ends', async () => {
+    const gathering = manualTimer();
+    const batcher = createRecordBatcher(store, { timer: gathering.timer });
+    const written = [batcher.store(recordWrite('A1111111', 1))];
+    await turn();
+    written.push(batcher.store(recordWrite('B2222222', 2)));
+    await turn();
+    written.push(batcher.store(recordWrite('C3333333', 3)));
+    await turn();
+    expect(seen.transactions).toBe(0);
+    expect(gathering.started).toBe(1);
+    gathering.fire();
+    await Promise.all(written);
+    expect(seen.transactions).toBe(1);
+    expect(await countRows(db, 'requests')).toBe(3);
+  });
+
   it('takes the records that arrive while a set commits into the next set', async () => {
-    const batcher = createRecordBatcher(store);
+    const gathering = manualTimer();
+    const batcher = createRecordBatcher(store, { timer: gathering.timer });
     const first = batcher.store(recordWrite('A1111111', 1));
-    // Queued after the first set has left, while its transaction runs.
-    await new Promise((resolve) => setImmediate(resolve));
+    gathering.fire();
+    // Queued after the first set has left, while its transaction runs: no new gathering.
     const later = [
       batcher.store(recordWrite('B2222222', 2)),
       batcher.store(recordWrite('C3333333', 3)),
     ];
     await Promise.all([first, ...later]);
     expect(seen.transactions).toBe(2);
+    expect(gathering.started).toBe(1);
+    expect(await countRows(db, 'requests')).toBe(3);
+  });
+
+  it('stores at once what flushNow finds, and when a set is full', async () => {
+    const gathering = manualTimer();
+    const batcher = createRecordBatcher(store, { maxBatch: 2, timer: gathering.timer });
+    const full = [
+      batcher.store(recordWrite('A1111111', 1)),
+      batcher.store(recordWrite('B2222222', 2)),
+    ];
+    await Promise.all(full);
+    expect(seen.transactions).toBe(1);
+    const last = batcher.store(recordWrite('C3333333', 3));
+    await turn();
+    expect(seen.transactions).toBe(1);
+    batcher.flushNow();
+    await last;
+    expect(seen.transactions).toBe(2);
+    // The full set cancelled its gathering, and flushNow the second: neither fires later.
+    expect(gathering.live).toBe(0);
     expect(await countRows(db, 'requests')).toBe(3);
   });
 });
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A gathering timer the test ends by hand; it counts the gatherings started and still live. */
+function manualTimer() {
+  const live = new Set<() => void>();
+  let started = 0;
+  const timer: GatherTimer = (fire) => {
+    started += 1;
+    live.add(fire);
+    return () => live.delete(fire);
+  };
+  return {
+    timer,
+    get started() {
+      return started;
+    },
+    get live() {
+      return live.size;
+    },
+    fire() {
+      const fires = [...live];
+      live.clear();
+      for (const fire of fires) fire();
+    },
+  };
+}
