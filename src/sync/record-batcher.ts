@@ -46,13 +46,13 @@ interface Pending {
 }
 
 /**
- * Group commit in sets: records gather for `gatherMs` (or until `maxBatch` wait, or the caller
- * calls flushNow), records that arrive while a set is being written wait for the next one, and
- * each set is written by writeRecords as one batch (requests.writeMany: a few statements per
- * table, not a savepoint and some twenty statements per record). A write conflict runs the set's
- * transaction again, on one budget (Store.transaction, conflicts.ts). Any other failure, a record
- * the engine refuses, fails the set: its records then go one per transaction, so that only the
- * one at fault fails.
+ * Group commit in sets: records gather for `gatherMs`, or until UNWRITTEN_RECORDS (or `maxBatch`,
+ * if fewer) wait, or until the caller calls flushNow. Records that arrive while a set is being
+ * written wait for the next one. Each set is written by writeRecords as one batch
+ * (requests.writeMany: a few statements per table, not a savepoint and some twenty statements
+ * per record). A write conflict runs the set's transaction again, on one budget
+ * (Store.transaction, conflicts.ts). Any other failure, a record the engine refuses, fails the
+ * set: its records then go one per transaction, so that only the one at fault fails.
  */
 export function createRecordBatcher(
   store: Store,
@@ -65,6 +65,10 @@ export function createRecordBatcher(
   let queue: Pending[] = [];
   let isFlushing = false;
   let cancelGathering: (() => void) | undefined;
+  /** flushNow was called: nothing more is coming, so nothing waits to gather. */
+  let isFinal = false;
+  // Gathering longer would only keep the fetch slots waiting (see UNWRITTEN_RECORDS).
+  const fullSet = Math.min(maxBatch, UNWRITTEN_RECORDS);
 
   const writeSet = async (batch: readonly Pending[]) => {
     const written = await store.transaction((tx) =>
@@ -79,7 +83,7 @@ export function createRecordBatcher(
   };
 
   const flush = async () => {
-    while (queue.length > 0) {
+    do {
       const batch = queue.slice(0, maxBatch);
       queue = queue.slice(batch.length);
       try {
@@ -93,8 +97,10 @@ export function createRecordBatcher(
         }
         for (const item of batch) await writeSet([item]).catch(item.reject);
       }
-    }
+      // What arrived while the set was written goes next if it fills a set; fewer gather anew.
+    } while (queue.length >= (isFinal ? 1 : fullSet));
     isFlushing = false;
+    gather();
   };
 
   const startFlush = () => {
@@ -105,16 +111,23 @@ export function createRecordBatcher(
     void flush();
   };
 
+  /** Writes what waits if it fills a set (or nothing more is coming), else waits for more. */
+  const gather = () => {
+    if (isFlushing || queue.length === 0) return;
+    if (isFinal || queue.length >= fullSet) startFlush();
+    else cancelGathering ??= timer(startFlush, gatherMs);
+  };
+
   return {
     store(record) {
       return new Promise((resolve, reject) => {
         queue.push({ record, resolve, reject });
-        // A set being written takes what waits when it is done.
-        if (isFlushing) return;
-        if (queue.length >= maxBatch) startFlush();
-        else cancelGathering ??= timer(startFlush, gatherMs);
+        gather();
       });
     },
-    flushNow: startFlush,
+    flushNow() {
+      isFinal = true;
+      startFlush();
+    },
   };
 }

@@ -3,7 +3,11 @@ import { systemClock } from '../../../src/clock.js';
 import type { Drift } from '../../../src/api/contract.js';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
 import { createStore, type Store, type StoreTx } from '../../../src/db/store.js';
-import { createRecordBatcher, type GatherTimer } from '../../../src/sync/record-batcher.js';
+import {
+  createRecordBatcher,
+  UNWRITTEN_RECORDS,
+  type GatherTimer,
+} from '../../../src/sync/record-batcher.js';
 import type { RecordWrite } from '../../../src/sync/refresh.js';
 import {
   countRows,
@@ -146,20 +150,31 @@ describe('the record batcher', () => {
     expect(await countRows(db, 'requests')).toBe(3);
   });
 
-  it('takes the records that arrive while a set commits into the next set', async () => {
+  it('gathers anew what arrives while a set commits, unless it fills a set', async () => {
     const gathering = manualTimer();
-    const batcher = createRecordBatcher(store, { timer: gathering.timer });
+    const batcher = createRecordBatcher(store, { maxBatch: 2, timer: gathering.timer });
     const first = batcher.store(recordWrite('A1111111', 1));
     gathering.fire();
-    // Queued after the first set has left, while its transaction runs: no new gathering.
-    const later = [
+    // Queued after the first set has left, while its transaction runs: a full set goes next.
+    const full = [
       batcher.store(recordWrite('B2222222', 2)),
       batcher.store(recordWrite('C3333333', 3)),
     ];
-    await Promise.all([first, ...later]);
+    await Promise.all([first, ...full]);
     expect(seen.transactions).toBe(2);
     expect(gathering.started).toBe(1);
-    expect(await countRows(db, 'requests')).toBe(3);
+    // One alone waits for company.
+    const second = batcher.store(recordWrite('D4444444', 4));
+    gathering.fire();
+    const alone = batcher.store(recordWrite('E5555555', 5));
+    await second;
+    await turn();
+    expect(gathering.started).toBe(3);
+    expect(seen.transactions).toBe(3);
+    gathering.fire();
+    await alone;
+    expect(seen.transactions).toBe(4);
+    expect(await countRows(db, 'requests')).toBe(5);
   });
 
   it('stores at once what flushNow finds, and when a set is full', async () => {
@@ -180,6 +195,20 @@ describe('the record batcher', () => {
     // The full set cancelled its gathering, and flushNow the second: neither fires later.
     expect(gathering.live).toBe(0);
     expect(await countRows(db, 'requests')).toBe(3);
+  });
+
+  it('ends the gathering once as many records wait as a cycle may leave unwritten', async () => {
+    const gathering = manualTimer();
+    const batcher = createRecordBatcher(store, { timer: gathering.timer });
+    // A fetch slot waits beyond this many (pool.ts, createTail): gathering on would stall them.
+    const ids = Array.from(
+      { length: UNWRITTEN_RECORDS },
+      (_, i) => `R${String(i).padStart(7, '0')}`,
+    );
+    await Promise.all(ids.map((id) => batcher.store(recordWrite(id, 1))));
+    expect(seen.transactions).toBe(1);
+    expect(gathering.live).toBe(0);
+    expect(await countRows(db, 'requests')).toBe(UNWRITTEN_RECORDS);
   });
 });
 
