@@ -6,6 +6,7 @@ import {
 import { systemClock, type Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import { openDatabase, targetOf, type MirrorDb } from '../db/open.js';
+import type { CheckpointStatus } from '../db/sqlite/checkpointer.js';
 import { createStore, type Store } from '../db/store.js';
 import { createRateLimitedLogger, type Logger } from '../log.js';
 import { createCallTally, type CallTally } from '../sync/call-tally.js';
@@ -44,6 +45,7 @@ export async function createSyncContext({
   hooks?: Pick<ServiceClientOptions, 'onCall' | 'onRetry' | 'onRateLimitedMs'>;
 }): Promise<SyncContext> {
   const db = await openDatabase(targetOf(config));
+  if (db.engine === 'sqlite' && db.checkpoints) warnOfCheckpointFailures(db.checkpoints, log);
   const store = createStore({ db, clock, log });
   const calls = createCallTally();
   const client = createServiceClient({
@@ -96,4 +98,26 @@ export async function createSyncContext({
       await db.close();
     },
   };
+}
+
+/**
+ * Logs the failures of a SQLite mirror's WAL checkpoint thread (src/db/sqlite/checkpointer.ts).
+ * Neither loses data nor stops the daemon: the writer's own checkpoints take over. The thread's
+ * stop is told once; a checkpoint that fails is told once a minute, as it may fail at each commit.
+ */
+export function warnOfCheckpointFailures(checkpoints: CheckpointStatus, log: Logger): void {
+  const dbLog = log.child({ area: 'db' });
+  const repeated = createRateLimitedLogger(dbLog);
+  checkpoints.onFailure((error) => {
+    // SQLite's own code (SQLITE_IOERR...) says more than 'internal'.
+    const { code } = error as { code?: unknown };
+    const err = { code: typeof code === 'string' ? code : 'internal', message: error.message };
+    if (checkpoints.hasStopped) {
+      dbLog.warn(
+        { err },
+        "the WAL's checkpoint thread stopped; the writer checkpoints from now on",
+      );
+    } else
+      repeated.warn({ err }, 'a WAL checkpoint failed; the next commit asks again', 'checkpoint');
+  });
 }

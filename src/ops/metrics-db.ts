@@ -1,4 +1,4 @@
-import { Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { MirrorDb } from '../db/open.js';
 import { readFeedLag, type FeedSinkLag } from '../db/store/feed-cursor-store.js';
 import { countIntakeGaps } from '../db/store/intake-gap-store.js';
@@ -184,6 +184,7 @@ export function registerDbGauges({
     'Size of the SQLite database file and its write-ahead log.',
     (s) => s.bytes.database + s.bytes.wal,
   );
+  registerCheckpointMetrics(db, registers);
   const feedGauge = (name: string, help: string, read: (lag: FeedSinkLag) => number) =>
     new Gauge({
       name,
@@ -215,6 +216,45 @@ export function registerDbGauges({
         this.set({ kind, status: 'pending' }, outbox[kind].pending);
         this.set({ kind, status: 'failed' }, outbox[kind].failed);
       }
+    },
+  });
+}
+
+/**
+ * A SQLite mirror's WAL checkpoint thread (src/db/sqlite/checkpointer.ts), read from the daemon's
+ * own connection; none on PostgreSQL. A stopped thread loses nothing (the writer checkpoints in
+ * its commits), but the WAL then grows to WAL_PAGES_BEFORE_WRITER_CHECKPOINTS pages before each
+ * checkpoint, and the commit that runs it waits for the copy.
+ */
+function registerCheckpointMetrics(db: MirrorDb, registers: Registry[]): void {
+  if (db.engine !== 'sqlite' || !db.checkpoints) return;
+  const { checkpoints } = db;
+  const counter = (name: string, help: string, read: () => number) =>
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  counter(
+    'transport_sync_sqlite_checkpoints_total',
+    "WAL checkpoints run by the SQLite checkpoint thread, off the writer's commits.",
+    () => checkpoints.completed,
+  );
+  counter(
+    'transport_sync_sqlite_checkpoint_failures_total',
+    "WAL checkpoints of the SQLite checkpoint thread that failed, and the thread's own failure.",
+    () => checkpoints.failures,
+  );
+  new Gauge({
+    name: 'transport_sync_sqlite_checkpoint_thread_stopped',
+    help: '1 when the SQLite checkpoint thread stopped on a failure: the writer checkpoints in its commits instead.',
+    registers,
+    collect() {
+      this.set(checkpoints.hasStopped ? 1 : 0);
     },
   });
 }

@@ -48,6 +48,12 @@ export interface CheckpointStatus {
   readonly completed: number;
   /** The last failure of the thread or of a checkpoint, if any (the writer then checkpoints). */
   readonly lastError: Error | undefined;
+  /** Checkpoints that failed, and the thread's own failure if it had one. */
+  readonly failures: number;
+  /** The thread stopped on a failure: the writer's own checkpoints do its work from then on. */
+  readonly hasStopped: boolean;
+  /** Calls `listener` with each failure as it happens (after `failures` and `hasStopped` count it). */
+  onFailure(listener: (error: Error) => void): void;
   /** Resolves once no checkpoint is running or asked for. */
   settled(): Promise<void>;
 }
@@ -123,6 +129,8 @@ export function createCheckpointer(
   let isAsked = false;
   let completed = 0;
   let lastError: Error | undefined;
+  let failures = 0;
+  const failureListeners: ((error: Error) => void)[] = [];
   let waiters: (() => void)[] = [];
 
   const wakeWaiters = () => {
@@ -131,12 +139,17 @@ export function createCheckpointer(
     waiters = [];
     for (const wake of waiting) wake();
   };
-  const fail = (error: Error) => {
+  const recordFailure = (error: Error) => {
     lastError = error;
+    failures += 1;
+    for (const listener of failureListeners) listener(error);
+  };
+  const fail = (error: Error) => {
     hasFailed = true;
     isCheckpointing = false;
     isAsked = false;
     worker = undefined;
+    recordFailure(error);
     wakeWaiters();
   };
   const checkpoint = () => {
@@ -152,7 +165,7 @@ export function createCheckpointer(
   const onMessage = (message: ThreadMessage) => {
     if ('error' in message && message.isFatal) return fail(failureOf(message));
     isCheckpointing = false;
-    if ('error' in message) lastError = failureOf(message);
+    if ('error' in message) recordFailure(failureOf(message));
     else completed += 1;
     if (isAsked) checkpoint();
     wakeWaiters();
@@ -193,6 +206,15 @@ export function createCheckpointer(
     },
     get lastError() {
       return lastError;
+    },
+    get failures() {
+      return failures;
+    },
+    get hasStopped() {
+      return hasFailed;
+    },
+    onFailure(listener) {
+      failureListeners.push(listener);
     },
     settled: () =>
       isCheckpointing || isAsked ? new Promise((wake) => waiters.push(wake)) : Promise.resolve(),

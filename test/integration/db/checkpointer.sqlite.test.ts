@@ -1,4 +1,4 @@
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
@@ -8,7 +8,12 @@ import {
   WAL_PAGES_BEFORE_WRITER_CHECKPOINTS,
 } from '../../../src/db/sqlite/checkpointer.js';
 import type { SqliteConnection } from '../../../src/db/sqlite/connection.js';
+import { warnOfCheckpointFailures } from '../../../src/daemon/context.js';
+import { createMetrics } from '../../../src/ops/metrics.js';
+import { registerDbGauges } from '../../../src/ops/metrics-db.js';
+import { captureLogger } from '../../helpers/api.js';
 import { sqliteOf } from '../../helpers/engine.js';
+import { sample } from '../../helpers/metrics.js';
 import { tempDir } from '../../helpers/records.js';
 
 /*
@@ -111,14 +116,81 @@ describe('the checkpoint thread', () => {
     // A WAL past the thread's start, beside a database file that is not there.
     writeFileSync(`${path}-wal`, Buffer.alloc(WAL_PAGES_BEFORE_THREAD * PAGE));
     const checkpointer = createCheckpointer(path, PAGE);
+    const heard: Error[] = [];
+    checkpointer.onFailure((error) => heard.push(error));
     checkpointer.afterCommit();
     expect(checkpointer.isRunning).toBe(true);
+    expect(checkpointer.hasStopped).toBe(false);
     // The checkpoint asked for ends with the thread's failure.
     await checkpointer.settled();
     expect(checkpointer.isRunning).toBe(false);
     expect(checkpointer.lastError?.message).toMatch(/unable to open|does not exist|no such file/i);
+    // Told as it happened, and kept for metrics: the thread is gone for good.
+    expect(heard).toEqual([checkpointer.lastError]);
+    expect(checkpointer.failures).toBe(1);
+    expect(checkpointer.hasStopped).toBe(true);
     checkpointer.afterCommit();
     expect(checkpointer.isRunning).toBe(false);
     await checkpointer.close();
+  });
+});
+
+describe('the checkpoint thread, as an operator sees it', () => {
+  const scrape = (conn: SqliteConnection) => {
+    const metrics = createMetrics({ isDefaultMetricsOn: false });
+    registerDbGauges({ registry: metrics.registry, db: conn });
+    return async () => {
+      const text = await metrics.registry.metrics();
+      return {
+        checkpoints: sample(text, 'transport_sync_sqlite_checkpoints_total'),
+        failures: sample(text, 'transport_sync_sqlite_checkpoint_failures_total'),
+        stopped: sample(text, 'transport_sync_sqlite_checkpoint_thread_stopped'),
+      };
+    };
+  };
+
+  it("counts the thread's checkpoints in the daemon's metrics", async () => {
+    const conn = await open(join(tempDir(), 'mirror.db'));
+    const read = scrape(conn);
+    expect(await read()).toEqual({ checkpoints: 0, failures: 0, stopped: 0 });
+    await writeMegabytes(conn, STARTING_MB);
+    await conn.checkpoints!.settled();
+    expect(conn.checkpoints!.completed).toBeGreaterThan(0);
+    expect(await read()).toEqual({
+      checkpoints: conn.checkpoints!.completed,
+      failures: 0,
+      stopped: 0,
+    });
+  });
+
+  it('warns once, and shows the thread stopped, when the file is moved away under the writer', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'mirror.db');
+    const conn = await open(path);
+    const { log, lines } = captureLogger();
+    warnOfCheckpointFailures(conn.checkpoints!, log);
+    const read = scrape(conn);
+    // The writer keeps the file it opened; the thread, opening it by name, finds none.
+    renameSync(path, join(dir, 'moved.db'));
+    await writeMegabytes(conn, STARTING_MB);
+    await conn.checkpoints!.settled();
+    await writeMegabytes(conn, 1, STARTING_MB);
+
+    expect(await read()).toEqual({ checkpoints: 0, failures: 1, stopped: 1 });
+    const warnings = lines
+      .map((line) => JSON.parse(line) as { level: number; area?: string; msg: string })
+      .filter((line) => line.area === 'db');
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg: "the WAL's checkpoint thread stopped; the writer checkpoints from now on",
+        err: expect.objectContaining({ message: expect.stringMatching(/unable to open/i) }),
+      }),
+    ]);
+    // The writer went on alone: every row is there.
+    const rows = await conn.read((sql) =>
+      sql.get<{ n: number }>('SELECT count(*) AS n FROM ballast'),
+    );
+    expect(rows?.n).toBe((STARTING_MB + 1) * 256);
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { sqliteOf } from '../../helpers/engine.js';
+import { sample } from '../../helpers/metrics.js';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
 import { emptyCounts } from '../../../src/db/store/run-store.js';
 import { createMetrics } from '../../../src/ops/metrics.js';
@@ -12,12 +13,6 @@ afterEach(async () => {
   await db?.close();
   db = undefined;
 });
-
-/** The value of one sample line of the exposition text, e.g. `name{a="b"}`. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
 
 describe('the metrics hooks', () => {
   it('count cycles, calls, retries, rate-limited time and webhook results', async () => {
