@@ -227,8 +227,9 @@ export function registerDbGauges({
  * checkpoint, and the commit that runs it waits for the copy.
  */
 function registerCheckpointMetrics(db: MirrorDb, registers: Registry[]): void {
-  if (db.engine !== 'sqlite' || !db.checkpoints) return;
-  const { checkpoints } = db;
+  if (db.engine !== 'sqlite') return;
+  // A read-only or in-memory database has no thread: it reads as one that never started.
+  const checkpoints = db.checkpoints ?? { completed: 0, failures: 0, hasStopped: false };
   const counter = (name: string, help: string, read: () => number) =>
     new Counter({
       name,
