@@ -46,7 +46,7 @@ interface Pending {
 }
 
 /**
- * Group commit in sets: records gather for `gatherMs`, or until UNWRITTEN_RECORDS (or `maxBatch`,
+ * Group commit in sets: records gather for GATHER_MS, or until UNWRITTEN_RECORDS (or `maxBatch`,
  * if fewer) wait, or until the caller calls flushNow. Records that arrive while a set is being
  * written wait for the next one. Each set is written by writeRecords as one batch
  * (requests.writeMany: a few statements per table, not a savepoint and some twenty statements
@@ -56,11 +56,7 @@ interface Pending {
  */
 export function createRecordBatcher(
   store: Store,
-  {
-    maxBatch = 250,
-    gatherMs = GATHER_MS,
-    timer = realTimer,
-  }: { maxBatch?: number; gatherMs?: number; timer?: GatherTimer } = {},
+  { maxBatch = 250, timer = realTimer }: { maxBatch?: number; timer?: GatherTimer } = {},
 ): RecordBatcher {
   let queue: Pending[] = [];
   let isFlushing = false;
@@ -115,7 +111,7 @@ export function createRecordBatcher(
   const gather = () => {
     if (isFlushing || queue.length === 0) return;
     if (isFinal || queue.length >= fullSet) startFlush();
-    else cancelGathering ??= timer(startFlush, gatherMs);
+    else cancelGathering ??= timer(startFlush, GATHER_MS);
   };
 
   return {

@@ -123,7 +123,7 @@ export function createCheckpointer(
   const walPath = `${path}-wal`;
   let lastStartedAt = -Infinity;
   let worker: Worker | undefined;
-  let hasFailed = false;
+  let hasStopped = false;
   let isClosed = false;
   let isCheckpointing = false;
   let isAsked = false;
@@ -145,7 +145,7 @@ export function createCheckpointer(
     for (const listener of failureListeners) listener(error);
   };
   const fail = (error: Error) => {
-    hasFailed = true;
+    hasStopped = true;
     isCheckpointing = false;
     isAsked = false;
     worker = undefined;
@@ -211,7 +211,7 @@ export function createCheckpointer(
       return failures;
     },
     get hasStopped() {
-      return hasFailed;
+      return hasStopped;
     },
     onFailure(listener) {
       failureListeners.push(listener);
@@ -219,7 +219,7 @@ export function createCheckpointer(
     settled: () =>
       isCheckpointing || isAsked ? new Promise((wake) => waiters.push(wake)) : Promise.resolve(),
     afterCommit() {
-      if (isClosed || hasFailed) return;
+      if (isClosed || hasStopped) return;
       if (!worker) {
         if (walPages() < WAL_PAGES_BEFORE_THREAD) return;
         start();
