@@ -9,6 +9,12 @@
  *    module: child/rss-report.ts), at both sizes, and its growth from the small to the large.
  *    Once more at the large size inside a memory cgroup of 1 GiB, the `MemoryMax=` of the
  *    systemd units, where V8 sizes its heap from that limit, as it does where the daemon runs.
+ * 5's bound, at the small size: the engine's floor (lib/floor.ts) writing the rows the first
+ *    backfill wrote, into a new database, alternating with the other two. A backfill takes at
+ *    least as long as its writes and at least as long as its fetch + parse, so bare / max(bare,
+ *    floor) is the most row 5 can read on this machine whatever the design; bare / (bare + floor)
+ *    the most when fetching and writing take turns (as on SQLite, whose writes run on the thread
+ *    that fetches and parses).
  *
  * The simulator runs with paging churn off (throughput: nothing moves while the backfill pages,
  * so every run and its bare replay make the same calls and find the same requests); drift and
@@ -21,11 +27,26 @@ import { join } from 'node:path';
 import type { ChildReport } from '../child/rss-report.js';
 import { openDatabase } from '../../src/db/open.js';
 import { createBareClient, replayUrls } from '../lib/bare.js';
+import {
+  differences,
+  planFloor,
+  readTables,
+  writeFloor,
+  type FloorPlan,
+  type TableRows,
+} from '../lib/floor.js';
 import { createMemoryCgroup } from '../lib/cgroup.js';
 import type { BenchCase, BenchContext } from '../lib/context.js';
 import type { BenchDb, EngineHarness, EngineName } from '../lib/engines.js';
 import { runCliChild, startSimProcess, type SimProcess } from '../lib/processes.js';
-import { engineLabel, figure, notMeasured, specs, type Figure } from '../lib/report.js';
+import {
+  engineLabel,
+  figure,
+  notMeasured,
+  specs,
+  type Figure,
+  type FigureSpec,
+} from '../lib/report.js';
 import type { SimCall } from '../lib/sim-protocol.js';
 import { interleave, median, ratios } from '../lib/stats.js';
 
@@ -61,6 +82,13 @@ function planFor(engine: EngineName, sizes: { small: number; large: number }) {
       target: { op: '<=', value: RSS_GOAL_MB },
       size,
     });
+  const bound = spec(
+    'backfill.bound',
+    5,
+    `row 5's bound: the engine's floor writing the backfill's rows, against bare fetch+parse of its calls, ${n(sizes.small)}`,
+    'ms',
+    { reference: { name: 'bare', unit: 'ms' } },
+  );
   return [
     rate(sizes.small),
     rate(sizes.large),
@@ -83,6 +111,7 @@ function planFor(engine: EngineName, sizes: { small: number; large: number }) {
         reference: { name: n(sizes.small), unit: 'MB' },
       },
     ),
+    bound,
   ];
 }
 
@@ -152,6 +181,8 @@ async function backfillOnce(
   engine: EngineHarness,
   nodeArgs: string[] = [],
   cgroupProcsFile?: string,
+  /** Runs on the filled database before it is thrown away. */
+  inspect?: (location: string) => Promise<void>,
 ): Promise<{ run: BackfillRun; urls: string[] }> {
   const database = await newDatabase(engine);
   try {
@@ -175,6 +206,7 @@ async function backfillOnce(
     const row = await lastBackfill(database.location);
     if (row.status !== 'ok') throw new Error(`backfill run ended ${row.status}`);
     const urls = replayUrls(sim.url, (await sim.control('GET', '/calls/')) as SimCall[]);
+    await inspect?.(database.location);
     return {
       run: {
         stored: Number(row.requests_new),
@@ -215,29 +247,86 @@ interface Measured {
   variants: { flags: string; run: BackfillRun }[];
   /** The run inside the units' memory cgroup, or why there was none. */
   inCgroup?: { run: BackfillRun; version: string } | { reason: string };
+  /** The floor's runs over the first backfill's rows (row 5's bound), where measured. */
+  floor?: { ms: number[]; rows: number };
 }
 
-/** Backfill and bare replay, alternating, `runs` times, against `sim`. */
+/** Every row of the floor's tables in the database at `location`. */
+async function tablesAt(location: string): Promise<TableRows> {
+  const db = await openDatabase({ location, shouldMigrate: false });
+  try {
+    return await readTables(db);
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * The floor's side of row 5's bound: what the first backfill wrote (`capture`, its inspect hook),
+ * written again by plain statements into a new database of the engine at each `run`. The first
+ * run must end with the backfill's rows.
+ */
+function boundFloor(engine: EngineHarness) {
+  let after: TableRows | undefined;
+  let plan: FloorPlan | undefined;
+  let copy: BenchDb | undefined;
+  const ms: number[] = [];
+  return {
+    async capture(location: string) {
+      after = await tablesAt(location);
+    },
+    /** A new database for the next run, outside its timing. */
+    async prepare() {
+      await copy?.remove();
+      copy = await engine.create();
+      const empty = await copy.open();
+      plan ??= planFloor(await readTables(empty), after!);
+    },
+    async run() {
+      ms.push(await writeFloor(await copy!.open(), plan!));
+      if (ms.length > 1) return;
+      const diff = differences(after!, await readTables(await copy!.open()));
+      if (diff.length > 0)
+        throw new Error(`the floor did not end as the backfill: ${diff.join('; ')}`);
+    },
+    async close() {
+      await copy?.remove();
+    },
+    result: () => ({ ms, rows: plan?.rows ?? 0 }),
+  };
+}
+
+/** What a size measures beyond the backfill and its bare replay. */
+interface Extras {
+  /** The large backfill again under V8 memory flags (--memory). */
+  withVariants: boolean;
+  /** Once more inside the units' memory cgroup. */
+  withCgroup: boolean;
+  /** The floor writing the first backfill's rows (row 5's bound). */
+  withBound: boolean;
+}
+
+/** Backfill and bare replay (and the floor, with `withBound`), alternating, `runs` times. */
 async function measureSize(
   ctx: BenchContext,
   sim: SimProcess,
   engine: EngineHarness,
   requests: number,
   runs: number,
-  withVariants: boolean,
-  withCgroup: boolean,
+  { withVariants, withCgroup, withBound }: Extras,
 ): Promise<Measured> {
   ctx.progress(`backfill ${engine.name}: ${requests} requests, ${runs} run(s)`);
   const bare = createBareClient(await token(sim.url));
   const results: BackfillRun[] = [];
   const bareRuns: { ms: number; simCpuMs: number }[] = [];
+  const floor = withBound ? boundFloor(engine) : undefined;
   let urls: string[] = [];
   try {
-    // The bare replay needs the calls of a backfill: the first one goes first.
-    const first = await backfillOnce(sim, engine);
+    // The bare replay needs the calls of a backfill, the floor its rows: the first one goes first.
+    const first = await backfillOnce(sim, engine, [], undefined, floor?.capture);
     urls = first.urls;
     let pending: BackfillRun | undefined = first.run;
-    await interleave(runs, [
+    const arms = [
       async () => {
         if (pending) {
           results.push(pending);
@@ -253,9 +342,14 @@ async function measureSize(
         await bare.replay(urls);
         bareRuns.push({ ms: performance.now() - start, simCpuMs: sim.cpuMs() - cpuBefore });
       },
-    ]);
+    ];
+    if (floor) arms.push(() => floor.run());
+    await interleave(runs, arms, async (arm) => {
+      if (arm === 2) await floor!.prepare();
+    });
   } finally {
     await bare.close();
+    await floor?.close();
   }
   const variants: { flags: string; run: BackfillRun }[] = [];
   if (withVariants) {
@@ -283,7 +377,14 @@ async function measureSize(
       `  ${engine.name} ${requests}: ${run.stored} stored in ${run.runMs} ms, bare ${Math.round(bareRuns[i]!.ms)} ms, peak RSS ${run.report.maxRssMb} MB`,
     );
   }
-  return { results, bareRuns, calls: urls.length, variants, inCgroup };
+  return {
+    results,
+    bareRuns,
+    calls: urls.length,
+    variants,
+    ...(inCgroup && { inCgroup }),
+    ...(floor && { floor: floor.result() }),
+  };
 }
 
 /** One simulator process of `requests`, every engine's backfills against it. */
@@ -291,8 +392,7 @@ async function measureAll(
   ctx: BenchContext,
   requests: number,
   runs: number,
-  withVariants: boolean,
-  withCgroup: boolean,
+  extras: Extras,
 ): Promise<Map<EngineName, Measured>> {
   const sim = await startSimProcess([
     '--requests',
@@ -306,10 +406,7 @@ async function measureAll(
   try {
     for (const engine of ctx.engines.available) {
       try {
-        out.set(
-          engine.name,
-          await measureSize(ctx, sim, engine, requests, runs, withVariants, withCgroup),
-        );
+        out.set(engine.name, await measureSize(ctx, sim, engine, requests, runs, extras));
       } catch (error) {
         ctx.failed(CASE, engine.name, error);
       }
@@ -327,7 +424,10 @@ function figuresOf(
   large: Measured,
 ): Figure[] {
   const sizes = sizesOf(ctx);
-  const [rateSmall, rateLarge, rssSmall, rssLarge, rssCgroup, growth] = planFor(engine, sizes);
+  const [rateSmall, rateLarge, rssSmall, rssLarge, rssCgroup, growth, bound] = planFor(
+    engine,
+    sizes,
+  );
   ctx.detail(`backfill.${engine}`, { small, large });
   const figures: Figure[] = [];
   const rssOf = (m: Measured) => m.results.map((r) => r.report.maxRssMb);
@@ -365,6 +465,7 @@ function figuresOf(
       ratio: largeRss / smallRss,
     }),
   );
+  figures.push(boundFigure(bound!, small));
   const largeRate = median(large.results.map((r) => (r.stored * 1000) / r.runMs));
   const cgroupRun = large.inCgroup;
   if (cgroupRun && 'run' in cgroupRun) {
@@ -394,13 +495,43 @@ function figuresOf(
   return figures;
 }
 
+/**
+ * Row 5's bound: the floor's time beside the bare replay's, run by run. The ratio is bare /
+ * max(bare, floor), the most row 5 can read here whatever the design; the note gives bare /
+ * (bare + floor), the most when fetching and writing take turns (better-sqlite3 writes on the
+ * thread that fetches and parses).
+ */
+function boundFigure(spec: FigureSpec, measured: Measured): Figure {
+  const floor = measured.floor;
+  if (!floor || floor.ms.length === 0) return notMeasured(spec, 'no floor run');
+  const bare = measured.bareRuns.map((run) => run.ms);
+  const overlapped = floor.ms.map((ms, i) => bare[i]! / Math.max(bare[i]!, ms));
+  const inSequence = floor.ms.map((ms, i) => bare[i]! / (bare[i]! + ms));
+  const ratio = (value: number) => value.toFixed(2);
+  return figure(spec, median(floor.ms), {
+    runs: floor.ms,
+    reference: { value: median(bare), runs: bare },
+    ratio: median(overlapped),
+    ratioRuns: overlapped,
+    note: `${floor.rows.toLocaleString('en-US')} rows; the floor takes ${ratio(median(floor.ms.map((ms, i) => ms / bare[i]!)))} times the bare replay; the most if fetching and writing take turns ${ratio(median(inSequence))}`,
+  });
+}
+
 export const backfillCase: BenchCase = {
   name: CASE,
   plan: (ctx) => ctx.engineNames.flatMap((engine) => planFor(engine, sizesOf(ctx))),
   async run(ctx) {
     const sizes = sizesOf(ctx);
-    const small = await measureAll(ctx, sizes.small, Math.min(ctx.runs, 3), false, false);
-    const large = await measureAll(ctx, sizes.large, 1, ctx.isMemoryProfile, true);
+    const small = await measureAll(ctx, sizes.small, Math.min(ctx.runs, 3), {
+      withVariants: false,
+      withCgroup: false,
+      withBound: true,
+    });
+    const large = await measureAll(ctx, sizes.large, 1, {
+      withVariants: ctx.isMemoryProfile,
+      withCgroup: true,
+      withBound: false,
+    });
     return ctx.engines.available.flatMap((engine) => {
       const s = small.get(engine.name);
       const l = large.get(engine.name);
