@@ -12,11 +12,12 @@ export const backfillCommand: Command = {
   usage: `Usage: transport-sync backfill --from DATE|TIME --to DATE|TIME [--states LIST] [--chunk-hours N] [--restart] [--db PATH]
 
 Reads every request whose event time lies in the range from the service's full list, window by
-window (--chunk-hours, default 24, bounds each response), and stores it in the mirror's tables.
-A date as --to means the end of that day. --states defaults to awaiting,accepted,completed,canceled.
+window (--chunk-hours, default 24, bounds each response; half of TRANSPORT_CONCURRENCY windows
+at once), and stores it in the mirror's tables. A date as --to means the end of that day.
+--states defaults to awaiting,accepted,completed,canceled.
 
 Each finished window is checkpointed in the database: run the same command again after a crash
-and it resumes after the last finished window. --restart ignores the checkpoints.
+and it imports the windows it had not finished. --restart ignores the checkpoints.
 Safe to run while the daemon runs on the same database.
 Exit codes: 0 done, 1 failed or left requests to retry, 2 bad arguments (no call is made).`,
   async run(argv, io) {

@@ -255,7 +255,8 @@ export const SETTINGS = {
   concurrency: setting({
     env: 'TRANSPORT_CONCURRENCY',
     defaultText: '4',
-    description: 'Most requests in flight to the service at once.',
+    description:
+      'Most requests in flight to the service at once. A backfill imports half as many windows at once (at least one).',
     schema: wholeNumber(1, 64),
   }),
   rateLimitPerSec: setting({

@@ -253,6 +253,7 @@ async function writeBatch(
     source: 'backfill',
     observedAt: deps.store.now(),
     counts,
+    ...(deps.claims && { claims: deps.claims }),
   });
   outcomes.forEach((outcome) => tallyOutcome(counts, outcome));
   return outcomes.filter((outcome) => outcome === 'new' || outcome === 'changed').length;
@@ -270,7 +271,7 @@ async function fetchDetails(
 ): Promise<number> {
   let stored = 0;
   // A fetch slot moves on while its record waits for the set's commit (see poll.ts).
-  const writer = createRecordBatcher(deps.store);
+  const writer = createRecordBatcher(deps.store, deps.claims && { claims: deps.claims });
   const writes = createTail(UNWRITTEN_RECORDS);
   const fail = (requestId: string, error: unknown) => {
     counts.requestsFailed += 1;

@@ -11,6 +11,8 @@ import { importWindow, reconcileWindow } from './backfill-window.js';
 import type { ListState } from './ports.js';
 import type { SyncClient } from './ports.js';
 import type { TimeWindow } from './window.js';
+import { forEachSettled } from './pool.js';
+import { createRequestClaims, type RequestClaims } from './request-claims.js';
 
 /** What a backfill covers, and the windows it splits into. */
 export interface BackfillPlan {
@@ -48,7 +50,19 @@ export interface BackfillDeps {
   concurrency: number;
   /** Requests per write transaction: short enough that a running daemon never waits long. */
   batchSize?: number;
+  /** Set by runBackfill: the windows it imports at once write distinct requests side by side. */
+  claims?: RequestClaims;
 }
+
+/**
+ * Windows imported at once. A window's passes are mostly one call after another (the partial
+ * list, its pages one ahead, the list again), each waiting on the service: one window at a time
+ * left most of the `concurrency` call slots idle: a 46-day backfill of 2,000 requests at 50 ms a
+ * call took 36 s. Each pass keeps about two calls in flight, so half the slots' worth of windows
+ * fills them: 19 s at the default concurrency of 4 (two windows), 9.4 s at 8 (four). The
+ * client's limiter still caps the calls in flight at `concurrency`, and their rate.
+ */
+export const windowsAtOnce = (concurrency: number) => Math.max(1, Math.floor(concurrency / 2));
 
 /** Progress after each window, for the progress bar or log line. */
 export interface BackfillProgress {
@@ -112,15 +126,21 @@ export async function runBackfill(
     { key: plan.key, windows: plan.windows.length, alreadyDone: finished.size },
     'backfill starting',
   );
+  // Windows imported at once may share a request (see request-claims.ts).
+  const windowDeps: BackfillDeps = { ...deps, claims: createRequestClaims() };
+  const atOnce = windowsAtOnce(deps.concurrency);
   try {
+    const toImport: TimeWindow[] = [];
     for (const window of plan.windows) {
-      if (options.signal?.aborted) throw options.signal.reason;
-      if (finished.has(isoFromMs(window.fromMs))) {
+      if (!finished.has(isoFromMs(window.fromMs))) toImport.push(window);
+      else {
         windowsDone += 1;
         windowsSkipped += 1;
-        continue;
       }
-      const stored = await importWindow(deps, window, plan.states, counts, options.signal);
+    }
+    await forEachSettled(toImport, atOnce, async (window) => {
+      if (options.signal?.aborted) throw options.signal.reason;
+      const stored = await importWindow(windowDeps, window, plan.states, counts, options.signal);
       await store.transaction((tx) =>
         tx.checkpoints.markFinished({
           key: plan.key,
@@ -133,17 +153,17 @@ export async function runBackfill(
       imported.push(window);
       windowsDone += 1;
       options.onProgress?.(progress());
-    }
+    });
     // A request can move from a window not yet read into one already done. One more read of
     // each imported window's partial list finds it; one list call per window and state.
     if (imported.length > 1) {
       const listStates = plan.states.filter((s): s is ListState => s !== 'awaiting');
-      for (const window of imported) {
+      await forEachSettled(imported, atOnce, async (window) => {
         for (const state of listStates) {
           if (options.signal?.aborted) throw options.signal.reason;
-          await reconcileWindow(deps, window, state, counts, options.signal);
+          await reconcileWindow(windowDeps, window, state, counts, options.signal);
         }
-      }
+      });
     }
     if (counts.requestsFailed > 0) status = 'partial';
   } catch (thrown) {

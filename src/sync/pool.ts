@@ -19,6 +19,31 @@ export async function forEachConcurrently<T>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
+/**
+ * forEachConcurrently for work that must not outlive the call: after a failure no item starts,
+ * the items already started run to their end, and then the first failure is thrown.
+ */
+export async function forEachSettled<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  let failure: { error: unknown } | undefined;
+  const worker = async () => {
+    while (next < items.length && !failure) {
+      const item = items[next++]!;
+      try {
+        await work(item);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure) throw failure.error;
+}
+
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**

@@ -1,6 +1,7 @@
 import { isWriteConflict } from '../db/conflicts.js';
 import type { Store } from '../db/store.js';
 import { writeRecords, type RecordWrite, type RefreshOutcome } from './refresh.js';
+import { UNCLAIMED, type RequestClaims } from './request-claims.js';
 
 /** Gathers the records of concurrent detail fetches, and stores each gathering as one set. */
 export interface RecordBatcher {
@@ -56,7 +57,16 @@ interface Pending {
  */
 export function createRecordBatcher(
   store: Store,
-  { maxBatch = 250, timer = realTimer }: { maxBatch?: number; timer?: GatherTimer } = {},
+  {
+    maxBatch = 250,
+    timer = realTimer,
+    claims = UNCLAIMED,
+  }: {
+    maxBatch?: number;
+    timer?: GatherTimer;
+    /** Sets written beside this batcher's that may hold the same requests (request-claims.ts). */
+    claims?: RequestClaims;
+  } = {},
 ): RecordBatcher {
   let queue: Pending[] = [];
   let isFlushing = false;
@@ -67,11 +77,10 @@ export function createRecordBatcher(
   const fullSet = Math.min(maxBatch, UNWRITTEN_RECORDS);
 
   const writeSet = async (batch: readonly Pending[]) => {
-    const written = await store.transaction((tx) =>
-      writeRecords(
-        tx,
-        batch.map((item) => item.record),
-      ),
+    const records = batch.map((item) => item.record);
+    const written = await claims.hold(
+      records.map(({ record }) => record.request_id),
+      () => store.transaction((tx) => writeRecords(tx, records)),
     );
     batch.forEach((item, index) =>
       item.resolve({ outcome: written.outcomes[index]!, drifted: written.drifted[index]! }),

@@ -9,6 +9,7 @@ import type { Store, StoreTx } from '../db/store.js';
 import type { RecordBatcher } from './record-batcher.js';
 import { normalizeDetail, type DetailLike, type ListFields } from './normalize.js';
 import type { DetailResult, Rejected, SyncClient } from './ports.js';
+import { UNCLAIMED, type RequestClaims } from './request-claims.js';
 
 /** What refreshing one request from its detail did ('unavailable': newly marked so). */
 export type RefreshOutcome = WriteOutcome | 'unavailable' | 'quarantined';
@@ -40,6 +41,7 @@ export async function storeRecords(
     observedAt,
     counts,
     isCompared = false,
+    claims = UNCLAIMED,
   }: {
     source: WriteSource;
     observedAt: string;
@@ -49,6 +51,8 @@ export async function storeRecords(
      * sent (listRequestDetails' isKnown): comparing again would only repeat that statement.
      */
     isCompared?: boolean;
+    /** Sets written beside this one that may hold the same requests (see request-claims.ts). */
+    claims?: RequestClaims;
   },
 ): Promise<RefreshOutcome[]> {
   if (records.length === 0) return [];
@@ -62,7 +66,10 @@ export async function storeRecords(
     : await compareWithStored(store, records, texts);
   if (isSame.every(Boolean)) return records.map((): RefreshOutcome => 'unchanged');
   const writes = records.map((record) => ({ ...record, source, observedAt }));
-  const written = await store.transaction((tx) => writeRecords(tx, writes, { texts, isSame }));
+  const written = await claims.hold(
+    records.map(({ record }) => record.request_id),
+    () => store.transaction((tx) => writeRecords(tx, writes, { texts, isSame })),
+  );
   if (counts) counts.schemaDrift += sum(written.drifted);
   return written.outcomes;
 }
