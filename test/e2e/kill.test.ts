@@ -102,11 +102,15 @@ const MOST_TRIES = 3;
  * checked and run again, its point now among the calls the finished run made, so every kill
  * counted is a real one.
  */
-async function killOnce(args: string[], calls: number): Promise<void> {
+async function killOnce(
+  args: string[],
+  calls: number,
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<void> {
   let within = calls;
   for (let attempt = 1; attempt <= MOST_TRIES; attempt += 1) {
     const before = await snapshot();
-    const process = startCli(args, { ...env, LOG_LEVEL: 'debug' });
+    const process = startCli(args, { ...env, ...extraEnv, LOG_LEVEL: 'debug' });
     // The daemon logs to stdout (journald), one-shot commands to stderr.
     const stream = args[0] === 'run' ? 'stdout' : 'stderr';
     const result = await killAt(process, killPoint(within, stream));
@@ -134,18 +138,20 @@ describe('SIGKILL at random points', () => {
       '48',
     ];
     // Calls a run makes: a sync 20 to 100 (4 lists, then the details of what changed); a
-    // backfill about 400 in all, so 8 kills among a run's first 40 spread over half its windows
-    // and leave the last run the rest to resume; the daemon 30 to 100 a cycle, so its kills
-    // spread over its start and first cycle.
+    // backfill about 400 in all, two windows at once (TRANSPORT_CONCURRENCY 4), a pair of windows
+    // done about every 22 calls, so 8 kills among a run's first 40 leave a few windows finished
+    // and the last run the rest to resume (at 8, four windows at once finish together after
+    // some 45 calls); the daemon 30 to 100 a cycle, so its kills spread over its start and first
+    // cycle.
     const kinds = [
       { args: ['sync'], calls: 40 },
-      { args: backfillArgs, calls: 40 },
+      { args: backfillArgs, calls: 40, env: { TRANSPORT_CONCURRENCY: '4' } },
       { args: ['run'], calls: 60 },
     ];
     let kills = 0;
     for (let round = 0; round < 8; round += 1) {
       for (const kind of kinds) {
-        await killOnce(kind.args, kind.calls);
+        await killOnce(kind.args, kind.calls, kind.env);
         kills += 1;
       }
     }
