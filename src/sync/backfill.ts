@@ -11,7 +11,7 @@ import { importWindow, reconcileWindow } from './backfill-window.js';
 import type { ListState } from './ports.js';
 import type { SyncClient } from './ports.js';
 import type { TimeWindow } from './window.js';
-import { forEachSettled } from './pool.js';
+import { forEachSettled, SETS_IN_FLIGHT } from './pool.js';
 import { createRequestClaims, type RequestClaims } from './request-claims.js';
 
 /** What a backfill covers, and the windows it splits into. */
@@ -127,7 +127,8 @@ export async function runBackfill(
     'backfill starting',
   );
   // Windows imported at once may share a request (see request-claims.ts).
-  const windowDeps: BackfillDeps = { ...deps, claims: createRequestClaims() };
+  const claims = createRequestClaims(SETS_IN_FLIGHT[store.db.engine]);
+  const windowDeps: BackfillDeps = { ...deps, claims };
   const atOnce = windowsAtOnce(deps.concurrency);
   try {
     const toImport: TimeWindow[] = [];

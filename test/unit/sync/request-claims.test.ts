@@ -58,4 +58,27 @@ describe('createRequestClaims', () => {
     await Promise.all([b, c]);
     expect(order).toEqual(['a', 'b', 'c']);
   });
+
+  it('keeps at most `most` sets in flight, of any requests', async () => {
+    const claims = createRequestClaims(2);
+    const first = deferred();
+    const second = deferred();
+    const started: string[] = [];
+    const a = claims.hold(['r1'], async () => {
+      started.push('a');
+      await first.promise;
+    });
+    const b = claims.hold(['r2'], async () => {
+      started.push('b');
+      await second.promise;
+    });
+    const c = claims.hold(['r3'], async () => void started.push('c'));
+    await settle();
+    expect(started).toEqual(['a', 'b']);
+    second.resolve();
+    await Promise.all([b, c]);
+    expect(started).toEqual(['a', 'b', 'c']);
+    first.resolve();
+    await a;
+  });
 });
