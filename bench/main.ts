@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { backfillCase } from './cases/backfill.js';
+import { backfillLatencyCase } from './cases/backfill-latency.js';
 import { copyCase } from './cases/copy.js';
 import { feedLatencyCase } from './cases/feed-latency.js';
 import { firstSyncCase } from './cases/first-sync.js';
@@ -40,6 +41,7 @@ const CASES: BenchCase[] = [
   backfillCase,
   copyCase,
   latencyCase,
+  backfillLatencyCase,
   webhookCase,
   feedLatencyCase,
 ];

@@ -128,7 +128,7 @@ function backfillArgs(): string[] {
 }
 
 /** One backfill run. */
-interface BackfillRun {
+export interface BackfillRun {
   stored: number;
   runMs: number;
   childWallMs: number;
@@ -176,7 +176,7 @@ async function lastBackfill(location: string) {
   }
 }
 
-async function backfillOnce(
+export async function backfillOnce(
   sim: SimProcess,
   engine: EngineHarness,
   nodeArgs: string[] = [],
