@@ -12,9 +12,9 @@
  * 5's bound, at the small size: the engine's floor (lib/floor.ts) writing the rows the first
  *    backfill wrote, into a new database, alternating with the other two. A backfill takes at
  *    least as long as its writes and at least as long as its fetch + parse, so bare / max(bare,
- *    floor) is the most row 5 can read on this machine whatever the design; bare / (bare + floor)
- *    the most when fetching and writing take turns (as on SQLite, whose writes run on the thread
- *    that fetches and parses).
+ *    floor) is the most row 5 can read while its writes go no faster than the floor's (one
+ *    connection, plain statements); bare / (bare + floor) the most when fetching and writing
+ *    take turns (as on SQLite, whose writes run on the thread that fetches and parses).
  *
  * The simulator runs with paging churn off (throughput: nothing moves while the backfill pages,
  * so every run and its bare replay make the same calls and find the same requests); drift and
@@ -497,9 +497,9 @@ function figuresOf(
 
 /**
  * Row 5's bound: the floor's time beside the bare replay's, run by run. The ratio is bare /
- * max(bare, floor), the most row 5 can read here whatever the design; the note gives bare /
- * (bare + floor), the most when fetching and writing take turns (better-sqlite3 writes on the
- * thread that fetches and parses).
+ * max(bare, floor), the most row 5 can read while the writes go no faster than the floor's; the
+ * note gives bare / (bare + floor), the most when fetching and writing take turns (better-sqlite3
+ * writes on the thread that fetches and parses).
  */
 function boundFigure(spec: FigureSpec, measured: Measured): Figure {
   const floor = measured.floor;
