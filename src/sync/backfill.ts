@@ -11,7 +11,7 @@ import { importWindow, reconcileWindow } from './backfill-window.js';
 import type { ListState } from './ports.js';
 import type { SyncClient } from './ports.js';
 import type { TimeWindow } from './window.js';
-import { forEachSettled, SETS_IN_FLIGHT } from './pool.js';
+import { forEachConcurrently, SETS_IN_FLIGHT } from './pool.js';
 import { createRequestClaims, type RequestClaims } from './request-claims.js';
 
 /** What a backfill covers, and the windows it splits into. */
@@ -139,7 +139,7 @@ export async function runBackfill(
         windowsSkipped += 1;
       }
     }
-    await forEachSettled(toImport, atOnce, async (window) => {
+    await forEachConcurrently(toImport, atOnce, async (window) => {
       if (options.signal?.aborted) throw options.signal.reason;
       const stored = await importWindow(windowDeps, window, plan.states, counts, options.signal);
       await store.transaction((tx) =>
@@ -159,7 +159,7 @@ export async function runBackfill(
     // each imported window's partial list finds it; one list call per window and state.
     if (imported.length > 1) {
       const listStates = plan.states.filter((s): s is ListState => s !== 'awaiting');
-      await forEachSettled(imported, atOnce, async (window) => {
+      await forEachConcurrently(imported, atOnce, async (window) => {
         for (const state of listStates) {
           if (options.signal?.aborted) throw options.signal.reason;
           await reconcileWindow(windowDeps, window, state, counts, options.signal);

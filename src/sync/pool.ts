@@ -1,7 +1,8 @@
 /**
  * Runs `work` over `items` with at most `limit` running at once, in order of start. Stops starting
- * new items once `signal` aborts; items already running finish. Errors are the caller's to catch
- * inside `work`: one failed item must not stop the others.
+ * new items once `signal` aborts or an item has failed; items already running finish, and then
+ * the first failure is thrown, so that no work outlives the call. Work that must not stop the
+ * others catches its own errors.
  */
 export async function forEachConcurrently<T>(
   items: readonly T[],
@@ -10,28 +11,9 @@ export async function forEachConcurrently<T>(
   signal?: AbortSignal,
 ): Promise<void> {
   let next = 0;
-  const worker = async () => {
-    while (next < items.length && !signal?.aborted) {
-      const item = items[next++]!;
-      await work(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
-/**
- * forEachConcurrently for work that must not outlive the call: after a failure no item starts,
- * the items already started run to their end, and then the first failure is thrown.
- */
-export async function forEachSettled<T>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
   let failure: { error: unknown } | undefined;
   const worker = async () => {
-    while (next < items.length && !failure) {
+    while (next < items.length && !signal?.aborted && !failure) {
       const item = items[next++]!;
       try {
         await work(item);

@@ -29,15 +29,18 @@ function deps(m: MirrorFixture, client: SyncClient = m.client): BackfillDeps {
   };
 }
 
-function ninetyDays(m: MirrorFixture, chunkHours = 24 * 7) {
+/** A plan over the last `days` up to now, all four states. */
+function lastDays(m: MirrorFixture, days: number, chunkHours: number) {
   const toMs = m.clock.now();
   return planBackfill({
-    fromMs: toMs - 90 * DAY,
+    fromMs: toMs - days * DAY,
     toMs,
     states: ['awaiting', 'accepted', 'completed', 'canceled'],
     chunkHours,
   });
 }
+
+const ninetyDays = (m: MirrorFixture) => lastDays(m, 90, 24 * 7);
 
 const range = (plan: { fromMs: number; toMs: number }) => ({
   from: new Date(plan.fromMs).toISOString(),
@@ -276,12 +279,7 @@ describe('backfill against the simulator', () => {
       seed: 31,
       roughness: { pagingChurnRate: 0.5 },
     });
-    const plan = planBackfill({
-      fromMs: mirror.clock.now() - 28 * DAY,
-      toMs: mirror.clock.now(),
-      states: ['awaiting', 'accepted', 'completed', 'canceled'],
-      chunkHours: 24 * 7,
-    });
+    const plan = lastDays(mirror, 28, 24 * 7);
     const mutations: string[] = [];
     mirror.sim.events.on('mutation', (m: { requestId: string }) => mutations.push(m.requestId));
     const result = await runBackfill(deps(mirror), plan);
@@ -348,12 +346,7 @@ describe('backfill against the simulator', () => {
       pageSize: 10,
       roughness: { pagingChurnRate: 0 },
     });
-    const plan = planBackfill({
-      fromMs: mirror.clock.now() - 30 * DAY,
-      toMs: mirror.clock.now(),
-      states: ['awaiting', 'accepted', 'completed', 'canceled'],
-      chunkHours: 24 * 3,
-    });
+    const plan = lastDays(mirror, 30, 24 * 3);
     // Each window reaches back over the second half of the one before it, which is imported at
     // the same time (concurrency 8: four windows at once): half the requests are read twice.
     const halfMs = (3 * DAY) / 2;

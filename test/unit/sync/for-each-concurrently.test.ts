@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { forEachSettled } from '../../../src/sync/pool.js';
+import { forEachConcurrently } from '../../../src/sync/pool.js';
 import { deferred } from '../../helpers/deferred.js';
 
-describe('forEachSettled', () => {
+describe('forEachConcurrently', () => {
   it('starts nothing after a failure, waits for the items started, then throws the first failure', async () => {
     const slow = deferred();
     const started: number[] = [];
     let isSlowDone = false;
-    const run = forEachSettled([1, 2, 3, 4], 2, async (item) => {
+    const run = forEachConcurrently([1, 2, 3, 4], 2, async (item) => {
       started.push(item);
       if (item === 1) {
         await slow.promise;
@@ -30,7 +30,7 @@ describe('forEachSettled', () => {
     let running = 0;
     let most = 0;
     const done: number[] = [];
-    await forEachSettled([1, 2, 3, 4, 5], 2, async (item) => {
+    await forEachConcurrently([1, 2, 3, 4, 5], 2, async (item) => {
       running += 1;
       most = Math.max(most, running);
       await new Promise((resolve) => setImmediate(resolve));
