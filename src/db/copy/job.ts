@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
-import { TransportError, type TransportErrorOptions } from '../../errors.js';
 import type { TableCopy } from '../copy.js';
 import type { DatabaseTarget } from '../open.js';
+import { errorOf, type FailureReport } from '../thread-report.js';
 import type { CopyProgress } from './write.js';
 
 /**
@@ -27,19 +27,6 @@ export type CopyMessage =
   | { type: 'progress'; table: string; copied: number; total: number }
   | { type: 'done'; results: TableCopy[] }
   | { type: 'failed'; error: FailureReport };
-
-/** An error across the thread boundary: a coded one whole, anything else as its stack. */
-export type FailureReport =
-  | { kind: 'coded'; options: Omit<TransportErrorOptions, 'cause'> }
-  | { kind: 'unexpected'; message: string; stack: string | undefined };
-
-/** The error a report stands for, thrown again on this side. */
-function errorOf(report: FailureReport): Error {
-  if (report.kind === 'coded') return new TransportError(report.options);
-  const error = new Error(report.message);
-  if (report.stack) error.stack = report.stack;
-  return error;
-}
 
 /**
  * Runs `copyFile` (src/db/copy.ts) in a worker thread (see COPY_HEAP) and resolves with its
