@@ -11,7 +11,8 @@
 // - dist/cli/bin.js, the `transport-sync` command, and its chunks (dist/cli/chunks-*.js): each
 //   command is still loaded only when it runs (src/cli/main.ts imports them lazily);
 // - dist/cli/worker.js, the copy's worker thread (src/db/copy/worker.ts), beside the chunk that
-//   starts it, which finds it as ./worker.js.
+//   starts it, which finds it as ./worker.js; dist/cli/backfill-worker.js, the backfill's
+//   (src/cli/backfill-worker.ts), over tsc's file of that name, found the same way.
 // Everything stays at dist/cli/: modules find the package's files relative to themselves
 // (../../package.json, the drizzle/ folder upwards), and dist/cli/ is as deep as tsc's dist/db/.
 // The rest of dist/ is tsc's, module by module, for scripts/ and the tests that import it.
@@ -34,7 +35,11 @@ for (const name of readdirSync('dist/cli')) {
 }
 
 await build({
-  entryPoints: { 'cli/bin': 'dist/cli/bin.js', 'cli/worker': 'dist/db/copy/worker.js' },
+  entryPoints: {
+    'cli/bin': 'dist/cli/bin.js',
+    'cli/worker': 'dist/db/copy/worker.js',
+    'cli/backfill-worker': 'dist/cli/backfill-worker.js',
+  },
   outdir: 'dist',
   allowOverwrite: true,
   bundle: true,

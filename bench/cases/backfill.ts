@@ -453,7 +453,7 @@ function figuresOf(
       }),
       figure(rssSpec, median(rssOf(measured)), {
         runs: rssOf(measured),
-        note: `V8 heap at its peak ${peak.heapTotalMb} MB (used ${peak.heapUsedMb} MB)`,
+        note: `the backfill runs in a worker thread with a heap of its own, capped; the main thread's V8 heap at its peak ${peak.heapTotalMb} MB`,
       }),
     );
   }
@@ -472,7 +472,7 @@ function figuresOf(
     const { run } = cgroupRun;
     figures.push(
       figure(rssCgroup!, run.report.maxRssMb, {
-        note: `cgroup ${cgroupRun.version}; heap at its peak ${run.report.peak.heapTotalMb} MB; rate ${Math.round((run.stored * 1000) / run.runMs)} req/s against ${Math.round(largeRate)} without the limit`,
+        note: `cgroup ${cgroupRun.version}; the worker's heap sized by V8 from the limit; rate ${Math.round((run.stored * 1000) / run.runMs)} req/s against ${Math.round(largeRate)} without the limit`,
       }),
     );
   } else if (cgroupRun) figures.push(notMeasured(rssCgroup!, cgroupRun.reason));

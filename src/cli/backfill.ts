@@ -1,6 +1,5 @@
-import { createSyncContext } from '../daemon/context.js';
-import { runBackfill } from '../sync/backfill.js';
 import { parseBackfillArgs } from './backfill-args.js';
+import { backfillInWorker } from './backfill-job.js';
 import { DB_FLAG, EXIT, parseCommandArgs, type Command } from './command.js';
 import { createProgressReporter, formatDuration } from './progress.js';
 import { setupCommand } from './setup.js';
@@ -36,29 +35,25 @@ Exit codes: 0 done, 1 failed or left requests to retry, 2 bad arguments (no call
       chunkHours: values['chunk-hours'],
     });
     const { config, log } = setupCommand(io, { needsService: true, dbPath: values.db });
-    const context = await createSyncContext({ config, log });
     const progress = createProgressReporter({ stream: io.stderr, log });
     const controller = new AbortController();
     const onSignal = () => controller.abort(new Error('interrupted'));
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     try {
-      const result = await runBackfill(
-        {
-          client: context.client,
-          store: context.store,
-          clock: context.clock,
-          log: context.log.child({ area: 'backfill' }),
-          calls: context.calls,
-          concurrency: config.concurrency,
-        },
-        plan,
-        {
+      // In a worker thread with a capped heap (backfill-job.ts): its log lines come back here.
+      const result = await backfillInWorker({
+        job: {
+          config,
+          plan,
           restart: values.restart,
-          signal: controller.signal,
-          onProgress: (update) => progress.update(update),
+          isLogTerminal: (io.stderr as { isTTY?: boolean }).isTTY === true,
         },
-      );
+        env: io.env,
+        signal: controller.signal,
+        onLog: (text) => io.stderr.write(text),
+        onProgress: (update) => progress.update(update),
+      });
       progress.finish();
       const { counts } = result;
       io.stdout.write(
@@ -75,7 +70,6 @@ Exit codes: 0 done, 1 failed or left requests to retry, 2 bad arguments (no call
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
-      await context.close();
     }
   },
 };

@@ -1,7 +1,10 @@
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  BIN,
   runCli,
   serviceEnv,
   startCli,
@@ -149,6 +152,69 @@ describe('transport-sync backfill as a process', () => {
     expect(visible.filter((id) => !stored.includes(id))).toEqual([]);
     const vanished = new Set(await invisibleIds(sim.url));
     expect(stored.filter((id) => !visible.includes(id) && !vanished.has(id))).toEqual([]);
+  });
+
+  it('interrupted with SIGINT, ends its windows, records the run aborted, logs as it goes, and resumes', async () => {
+    // The backfill runs in a worker thread (src/cli/backfill-job.ts): the signal reaches the main
+    // thread, which must pass it on, and the worker's log lines must come out of this process.
+    const sim = await startSimulatorProcess(['--requests', '300', '--latency', '5']);
+    processes.track(sim);
+    const dbPath = join(tempDir(), 'interrupted.db');
+    const env = serviceEnv(sim.url, { TRANSPORT_DB: dbPath });
+    const args = [
+      'backfill',
+      '--from',
+      day(Date.now() - 31 * DAY),
+      '--to',
+      day(Date.now() + 15 * DAY),
+    ];
+    const first = startCli(args, env);
+    processes.track(first);
+    await first.waitForLines(/"msg":"backfill progress"/, 1, { stream: 'stderr' });
+    first.child.kill('SIGINT');
+    const stopped = await first.exited;
+    expect(stopped.code, stopped.stderr).toBe(1);
+    expect(stopped.stdout).toMatch(/^backfill aborted: (\d+)\/47 windows \(0 done before\)/);
+    expect(stopped.stderr).toMatch(/"msg":"backfill starting"/);
+    expect(stopped.stderr).toMatch(/"status":"aborted"[^\n]*"msg":"backfill finished"/);
+    expect(stopped.stderr).toMatch(/transport-sync: error: interrupted\n {2}hint: /);
+    const done = Number(/^backfill aborted: (\d+)/.exec(stopped.stdout)![1]);
+    expect(done).toBeGreaterThanOrEqual(1);
+    expect(done).toBeLessThan(47);
+    const db = new Database(dbPath, { readonly: true });
+    const runs = db.prepare('SELECT kind, status FROM sync_runs').all();
+    const windows = (
+      db.prepare('SELECT count(*) AS n FROM backfill_windows').get() as { n: number }
+    ).n;
+    db.close();
+    expect(runs).toEqual([{ kind: 'backfill', status: 'aborted' }]);
+    expect(windows).toBe(done);
+
+    const second = await runCli(args, env);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toMatch(
+      new RegExp(`^backfill ok: 47/47 windows \\(${done} done before\\)`),
+    );
+  });
+
+  it("on a terminal, renders the worker's log lines for a person", async () => {
+    // script(1) runs the command on a pseudo-terminal: the main thread's stderr is a terminal, so
+    // the worker's lines go through pino-pretty, which wants a stream to write to.
+    const sim = await startSimulatorProcess(['--requests', '50']);
+    processes.track(sim);
+    const env = serviceEnv(sim.url, {
+      TRANSPORT_DB: join(tempDir(), 'terminal.db'),
+      TRANSPORT_ENV_FILE: '',
+    });
+    const command = [process.execPath, BIN, 'backfill', '--from', day(Date.now() - 2 * DAY)]
+      .concat(['--to', day(Date.now() + DAY)])
+      .join(' ');
+    const { stdout } = await promisify(execFile)('script', ['-qec', command, '/dev/null'], { env });
+    // eslint-disable-next-line no-control-regex -- the terminal's colours
+    const text = stdout.replace(/\u001b\[[0-9;]*m/g, '');
+    expect(text).toMatch(/INFO: backfill starting/);
+    expect(text).not.toMatch(/"msg":/);
+    expect(text).toMatch(/backfill ok: 4\/4 windows/);
   });
 
   it('runs while the daemon runs on the same database, both completing', async () => {

@@ -98,6 +98,6 @@ describe('the error catalogs', () => {
       'webhook.tls_invalid',
       'webhook.tls_unreadable',
     ]);
-    expect(Object.keys(ERROR_CODES)).toHaveLength(60);
+    expect(Object.keys(ERROR_CODES)).toHaveLength(61);
   });
 });
