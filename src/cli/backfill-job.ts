@@ -1,8 +1,7 @@
 import { totalmem } from 'node:os';
-import { Worker } from 'node:worker_threads';
 import type { Config } from '../config/index.js';
-import { errorOf, type FailureReport } from '../db/thread-report.js';
-import { TransportError } from '../errors.js';
+import { runInWorker } from '../db/worker-thread.js';
+import { outOfMemory } from './out-of-memory.js';
 import type { BackfillPlan, BackfillProgress, BackfillResult } from '../sync/backfill.js';
 
 /**
@@ -50,23 +49,17 @@ export interface BackfillJob {
   isLogTerminal: boolean;
 }
 
-/** What the worker says: log lines and progress, then done or failed. */
+/** What the worker says besides its outcome (src/db/worker-thread.ts): log lines and progress. */
 export type BackfillMessage =
-  | { type: 'log'; text: string }
-  | { type: 'progress'; progress: BackfillProgress }
-  | { type: 'done'; result: BackfillResult }
-  | { type: 'failed'; error: FailureReport };
-
-/** What the main thread says to the worker: stop (SIGINT, SIGTERM), as a backfill aborts. */
-export type BackfillOrder = { type: 'abort' };
+  { type: 'log'; text: string } | { type: 'progress'; progress: BackfillProgress };
 
 /**
  * Runs the backfill (src/cli/backfill-worker.ts) in a worker thread (see BACKFILL_HEAP) and
  * resolves with its result; its errors are thrown here as they were there. `env` becomes the
- * worker's process.env (PGPASSFILE and the like); `onLog` gets its log lines, in order with its
- * progress.
+ * worker's process.env (PGPASSFILE and the like); `signal` stops it as a signal would; `onLog`
+ * gets its log lines, in order with its progress.
  */
-export function backfillInWorker({
+export async function backfillInWorker({
   job,
   env,
   signal,
@@ -80,39 +73,23 @@ export function backfillInWorker({
   onProgress: (progress: BackfillProgress) => void;
 }): Promise<BackfillResult> {
   const limits = heapHere();
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./backfill-worker.js', import.meta.url), {
+  try {
+    return await runInWorker<BackfillResult, BackfillMessage>({
+      url: new URL('./backfill-worker.js', import.meta.url),
       workerData: job,
-      env: { ...env },
+      env,
       ...(limits && { resourceLimits: limits }),
+      signal,
+      name: 'the backfill',
+      onMessage: (message) => {
+        if (message.type === 'log') onLog(message.text);
+        else onProgress(message.progress);
+      },
     });
-    const abort = () => worker.postMessage({ type: 'abort' } satisfies BackfillOrder);
-    if (signal.aborted) abort();
-    else signal.addEventListener('abort', abort, { once: true });
-    let outcome: { result: BackfillResult } | { error: Error } | undefined;
-    worker.on('message', (message: BackfillMessage) => {
-      if (message.type === 'log') onLog(message.text);
-      else if (message.type === 'progress') onProgress(message.progress);
-      else if (message.type === 'done') outcome = { result: message.result };
-      else outcome = { error: errorOf(message.error) };
+  } catch (error) {
+    throw outOfMemory(error, {
+      task: 'the backfill',
+      hint: 'Run the same command again: it resumes after the windows it finished. A smaller --chunk-hours holds fewer requests at once.',
     });
-    // The worker's own failure (out of its heap, a module that did not load): it ends with it.
-    worker.on('error', (error) => (outcome ??= { error: workerFailure(error) }));
-    worker.on('exit', (code) => {
-      signal.removeEventListener('abort', abort);
-      if (outcome && 'result' in outcome) resolve(outcome.result);
-      else reject(outcome?.error ?? new Error(`the backfill's worker stopped (exit code ${code})`));
-    });
-  });
-}
-
-/** The worker's own failure; out of its heap, a coded error that says what to do. */
-export function workerFailure(error: Error): Error {
-  if ((error as { code?: string }).code !== 'ERR_WORKER_OUT_OF_MEMORY') return error;
-  return new TransportError({
-    code: 'cli.out_of_memory',
-    message: 'the backfill ran out of its heap',
-    hint: 'Run the same command again: it resumes after the windows it finished. A smaller --chunk-hours holds fewer requests at once.',
-    cause: error,
-  });
+  }
 }

@@ -1,24 +1,25 @@
 import { Writable } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createSyncContext } from '../daemon/context.js';
-import { reportOf } from '../db/thread-report.js';
+import { reportOf, type WorkerOrder, type WorkerOutcome } from '../db/worker-thread.js';
 import { createLogger } from '../log.js';
-import { runBackfill } from '../sync/backfill.js';
-import type { BackfillJob, BackfillMessage, BackfillOrder } from './backfill-job.js';
+import { runBackfill, type BackfillResult } from '../sync/backfill.js';
+import type { BackfillJob, BackfillMessage } from './backfill-job.js';
 
 /*
  * The worker thread backfillInWorker (backfill-job.ts) starts: opens the mirror and the client,
  * runs the backfill, and reports to the main thread: its log lines, its progress, its result.
- * Errors cross as data (src/db/thread-report.ts). An abort from the main thread stops the
+ * Errors cross as data (src/db/worker-thread.ts). An abort from the main thread stops the
  * backfill as a signal did in the main thread: the windows started run to their end, the run is
  * recorded as aborted.
  */
 
 const port = parentPort!;
-const post = (message: BackfillMessage) => port.postMessage(message);
+const post = (message: BackfillMessage | WorkerOutcome<BackfillResult>) =>
+  port.postMessage(message);
 const job = workerData as BackfillJob;
 const controller = new AbortController();
-const onOrder = (order: BackfillOrder) => {
+const onOrder = (order: WorkerOrder) => {
   if (order.type === 'abort') controller.abort(new Error('interrupted'));
 };
 port.on('message', onOrder);

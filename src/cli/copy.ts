@@ -3,6 +3,7 @@ import type { TableCopy } from '../db/copy.js';
 import { copyInWorker } from '../db/copy/job.js';
 import { isPostgresLocation, postgresLocation } from '../db/location.js';
 import { TransportError } from '../errors.js';
+import { outOfMemory } from './out-of-memory.js';
 import { DB_FLAG, EXIT, parseCommandArgs, usageError, type Command } from './command.js';
 
 /** Rows of a table between two progress lines. */
@@ -63,6 +64,11 @@ configuration, or --to not a PostgreSQL URL or a source that is not a SQLite fil
         printed.set(table, step);
         io.stderr.write(`  ${table}: ${copied} of ${total}\n`);
       },
+    }).catch((error: unknown) => {
+      throw outOfMemory(error, {
+        task: 'the copy',
+        hint: 'Run the same command again: it resumes after the last batch it committed.',
+      });
     });
     io.stdout.write(formatCopy(results));
     return results.every((result) => result.isEqual) ? EXIT.ok : EXIT.failure;

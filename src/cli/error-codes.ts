@@ -12,7 +12,7 @@ export const CLI_ERROR_CODES = {
   'cli.invalid_argument': 'usage',
   /** Wrong command, flags or arguments; the usage text follows. */
   'cli.usage': 'usage',
-  /** A command's worker thread reached its heap's cap (the backfill: BACKFILL_HEAP). */
+  /** A command's worker thread reached its heap's cap (BACKFILL_HEAP, COPY_HEAP). */
   'cli.out_of_memory': 'failure',
 } as const satisfies ErrorCatalog;
 

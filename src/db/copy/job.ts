@@ -1,7 +1,6 @@
-import { Worker } from 'node:worker_threads';
 import type { TableCopy } from '../copy.js';
 import type { DatabaseTarget } from '../open.js';
-import { errorOf, type FailureReport } from '../thread-report.js';
+import { runInWorker } from '../worker-thread.js';
 import type { CopyProgress } from './write.js';
 
 /**
@@ -21,17 +20,14 @@ export interface CopyJob {
   target: DatabaseTarget;
 }
 
-/** What the worker says, in order: started, progress..., then done or failed. */
+/** What the worker says, in order: started, progress..., then its outcome (worker-thread.ts). */
 export type CopyMessage =
-  | { type: 'started' }
-  | { type: 'progress'; table: string; copied: number; total: number }
-  | { type: 'done'; results: TableCopy[] }
-  | { type: 'failed'; error: FailureReport };
+  { type: 'started' } | { type: 'progress'; table: string; copied: number; total: number };
 
 /**
  * Runs `copyFile` (src/db/copy.ts) in a worker thread (see COPY_HEAP) and resolves with its
- * results; its errors are thrown here as they were there. `env` becomes the worker's
- * process.env (PGPASSFILE and the like).
+ * results; its errors are thrown here as they were there, and the thread's own as Node gives
+ * them (runInWorker). `env` becomes the worker's process.env (PGPASSFILE and the like).
  */
 export function copyInWorker({
   job,
@@ -44,25 +40,15 @@ export function copyInWorker({
   onStarted?: () => void;
   onProgress?: CopyProgress;
 }): Promise<TableCopy[]> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./worker.js', import.meta.url), {
-      workerData: job,
-      env: { ...env },
-      resourceLimits: COPY_HEAP,
-    });
-    let outcome: { results: TableCopy[] } | { error: Error } | undefined;
-    worker.on('message', (message: CopyMessage) => {
+  return runInWorker<TableCopy[], CopyMessage>({
+    url: new URL('./worker.js', import.meta.url),
+    workerData: job,
+    env,
+    resourceLimits: COPY_HEAP,
+    name: 'the copy',
+    onMessage: (message) => {
       if (message.type === 'started') onStarted?.();
-      else if (message.type === 'progress')
-        onProgress?.(message.table, message.copied, message.total);
-      else if (message.type === 'done') outcome = { results: message.results };
-      else outcome = { error: errorOf(message.error) };
-    });
-    // The worker's own failure (out of its heap, a module that did not load): it ends with it.
-    worker.on('error', (error) => (outcome ??= { error }));
-    worker.on('exit', (code) => {
-      if (outcome && 'results' in outcome) resolve(outcome.results);
-      else reject(outcome?.error ?? new Error(`the copy's worker stopped (exit code ${code})`));
-    });
+      else onProgress?.(message.table, message.copied, message.total);
+    },
   });
 }

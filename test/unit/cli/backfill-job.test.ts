@@ -1,26 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BACKFILL_HEAP, backfillHeap, workerFailure } from '../../../src/cli/backfill-job.js';
-import { TransportError } from '../../../src/errors.js';
-
-describe("the backfill worker's own failures", () => {
-  it('turns a worker out of its heap into a coded error that says how to resume', () => {
-    const oom = Object.assign(new Error('Worker terminated due to reaching memory limit'), {
-      code: 'ERR_WORKER_OUT_OF_MEMORY',
-    });
-    const error = workerFailure(oom);
-    expect(error).toBeInstanceOf(TransportError);
-    expect(error).toMatchObject({
-      code: 'cli.out_of_memory',
-      message: 'the backfill ran out of its heap',
-    });
-    expect((error as TransportError).hint).toMatch(/Run the same command again/);
-  });
-
-  it('passes any other failure on as it is', () => {
-    const other = Object.assign(new Error('Cannot find module'), { code: 'ERR_MODULE_NOT_FOUND' });
-    expect(workerFailure(other)).toBe(other);
-  });
-});
+import { BACKFILL_HEAP, backfillHeap } from '../../../src/cli/backfill-job.js';
 
 describe("the backfill worker's heap", () => {
   const machineMb = 24 * 1024;
