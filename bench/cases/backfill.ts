@@ -348,6 +348,10 @@ async function measureSize(
       if (arm === 2) await floor!.prepare();
     });
   } finally {
+    if (bare.retries > 0)
+      ctx.progress(
+        `  bare replay: ${bare.retries} GET(s) sent again after their connection failed`,
+      );
     await bare.close();
     await floor?.close();
   }
