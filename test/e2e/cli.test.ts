@@ -1,4 +1,5 @@
-import { statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import module from 'node:module';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -58,6 +59,40 @@ describe('configuration and usage errors', () => {
     const help = await runCli(['help', 'config'], cleanEnv());
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('TRANSPORT_POLL_CRON');
+  });
+});
+
+describe('the compile cache (Node 22 and later)', () => {
+  const hasCompileCache =
+    typeof (module as { enableCompileCache?: unknown }).enableCompileCache === 'function';
+  /** The environment of a command whose temporary folder is `tmp`, Node's own cache settings left out. */
+  const envWithTmp = (tmp: string) => {
+    const env = cleanEnv({ TMPDIR: tmp });
+    delete env.NODE_COMPILE_CACHE;
+    delete env.NODE_DISABLE_COMPILE_CACHE;
+    return env;
+  };
+
+  it('keeps the compiled code in a folder of the temporary folder that only its user can read', async () => {
+    const tmp = tempDir();
+    const result = await runCli(['--version'], envWithTmp(tmp));
+    expect(result.code).toBe(0);
+    const cache = join(tmp, 'node-compile-cache');
+    if (!hasCompileCache) {
+      // Node 20 has none: nothing is written.
+      expect(existsSync(cache)).toBe(false);
+      return;
+    }
+    expect(statSync(cache).mode & 0o777).toBe(0o700);
+    expect(readdirSync(cache, { recursive: true }).length).toBeGreaterThan(0);
+  });
+
+  it('runs as before where the cache cannot be written', async () => {
+    const notAFolder = join(tempDir(), 'file');
+    writeFileSync(notAFolder, '');
+    const result = await runCli(['--version'], envWithTmp(notAFolder));
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   });
 });
 
