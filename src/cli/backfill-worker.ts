@@ -1,9 +1,9 @@
 import { Writable } from 'node:stream';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createSyncContext } from '../daemon/context.js';
-import { reportOf, type WorkerOrder, type WorkerOutcome } from '../db/worker-thread.js';
+import { postOutcome, type WorkerOrder } from '../db/worker-thread.js';
 import { createLogger } from '../log.js';
-import { runBackfill, type BackfillResult } from '../sync/backfill.js';
+import { runBackfill } from '../sync/backfill.js';
 import type { BackfillJob, BackfillMessage } from './backfill-job.js';
 
 /*
@@ -15,8 +15,7 @@ import type { BackfillJob, BackfillMessage } from './backfill-job.js';
  */
 
 const port = parentPort!;
-const post = (message: BackfillMessage | WorkerOutcome<BackfillResult>) =>
-  port.postMessage(message);
+const post = (message: BackfillMessage) => port.postMessage(message);
 const job = workerData as BackfillJob;
 const controller = new AbortController();
 const onOrder = (order: WorkerOrder) => {
@@ -40,32 +39,34 @@ function linesToMain(isTTY: boolean): Writable {
 }
 
 try {
-  const { config } = job;
-  const log = createLogger({ level: config.logLevel, destination: linesToMain(job.isLogTerminal) });
-  const context = await createSyncContext({ config, log });
-  try {
-    const result = await runBackfill(
-      {
-        client: context.client,
-        store: context.store,
-        clock: context.clock,
-        log: context.log.child({ area: 'backfill' }),
-        calls: context.calls,
-        concurrency: config.concurrency,
-      },
-      job.plan,
-      {
-        restart: job.restart,
-        signal: controller.signal,
-        onProgress: (progress) => post({ type: 'progress', progress }),
-      },
-    );
-    post({ type: 'done', result });
-  } finally {
-    await context.close();
-  }
-} catch (error) {
-  post({ type: 'failed', error: reportOf(error) });
+  await postOutcome(port, async () => {
+    const { config } = job;
+    const log = createLogger({
+      level: config.logLevel,
+      destination: linesToMain(job.isLogTerminal),
+    });
+    const context = await createSyncContext({ config, log });
+    try {
+      return await runBackfill(
+        {
+          client: context.client,
+          store: context.store,
+          clock: context.clock,
+          log: context.log.child({ area: 'backfill' }),
+          calls: context.calls,
+          concurrency: config.concurrency,
+        },
+        job.plan,
+        {
+          restart: job.restart,
+          signal: controller.signal,
+          onProgress: (progress) => post({ type: 'progress', progress }),
+        },
+      );
+    } finally {
+      await context.close();
+    }
+  });
 } finally {
   // Nothing holds the thread open then: it ends, and the main thread hears of it.
   port.off('message', onOrder);

@@ -15,7 +15,7 @@ export type FailureReport =
   | { kind: 'unexpected'; message: string; stack: string | undefined };
 
 /** What a worker posts for `error`. */
-export function reportOf(error: unknown): FailureReport {
+function reportOf(error: unknown): FailureReport {
   const known = error instanceof TransportError ? error : machineError(error);
   if (known) {
     const { code, message, hint, isRetryable, details } = known;
@@ -39,6 +39,23 @@ export function errorOf(report: FailureReport): Error {
 /** What every job's worker posts last: its result, or why it failed. */
 export type WorkerOutcome<Result> =
   { type: 'done'; result: Result } | { type: 'failed'; error: FailureReport };
+
+/**
+ * The worker's side of runInWorker: runs `work` and posts its outcome to the main thread on
+ * `port`, its result or the report of its error. The only place a worker makes one.
+ */
+export async function postOutcome<Result>(
+  port: { postMessage(message: WorkerOutcome<Result>): void },
+  work: () => Promise<Result>,
+): Promise<void> {
+  let outcome: WorkerOutcome<Result>;
+  try {
+    outcome = { type: 'done', result: await work() };
+  } catch (error) {
+    outcome = { type: 'failed', error: reportOf(error) };
+  }
+  port.postMessage(outcome);
+}
 
 function isOutcome<Result>(message: { type: string }): message is WorkerOutcome<Result> {
   return message.type === 'done' || message.type === 'failed';

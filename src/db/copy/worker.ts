@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { copyFile, type TableCopy } from '../copy.js';
-import { reportOf, type WorkerOutcome } from '../worker-thread.js';
+import { copyFile } from '../copy.js';
+import { postOutcome } from '../worker-thread.js';
 import type { CopyJob, CopyMessage } from './job.js';
 
 /*
@@ -8,18 +8,15 @@ import type { CopyJob, CopyMessage } from './job.js';
  * Errors cross as data (worker-thread.ts).
  */
 
-const post = (message: CopyMessage | WorkerOutcome<TableCopy[]>) =>
-  parentPort!.postMessage(message);
+const port = parentPort!;
+const post = (message: CopyMessage) => port.postMessage(message);
 
 const job = workerData as CopyJob;
-try {
-  const results = await copyFile({
+await postOutcome(port, () =>
+  copyFile({
     sourcePath: job.sourcePath,
     target: job.target,
     onStarted: () => post({ type: 'started' }),
     onProgress: (table, copied, total) => post({ type: 'progress', table, copied, total }),
-  });
-  post({ type: 'done', result: results });
-} catch (error) {
-  post({ type: 'failed', error: reportOf(error) });
-}
+  }),
+);
