@@ -38,6 +38,7 @@ import {
 import { createMemoryCgroup } from '../lib/cgroup.js';
 import type { BenchCase, BenchContext } from '../lib/context.js';
 import type { BenchDb, EngineHarness, EngineName } from '../lib/engines.js';
+import { goalOf } from '../lib/goals.js';
 import { runCliChild, startSimProcess, type SimProcess } from '../lib/processes.js';
 import {
   engineLabel,
@@ -72,7 +73,7 @@ function planFor(engine: EngineName, sizes: { small: number; large: number }) {
       `backfill rate / bare fetch+parse of the same calls, ${n(size)}`,
       'req/s',
       {
-        target: { op: '>=', value: 0.8 },
+        target: goalOf('backfill.rate', engine),
         reference: { name: 'bare', unit: 'req/s' },
         size,
       },

@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { forEachEngine, type BenchCase } from '../lib/context.js';
 import type { BenchDb, EngineHarness, EngineName } from '../lib/engines.js';
 import { runCliChild, runNodeChild, type ChildRun } from '../lib/processes.js';
+import { goalOf } from '../lib/goals.js';
 import { figure, specs, type Figure } from '../lib/report.js';
 import { startSimWorker } from '../lib/sim-host.js';
 import { interleave, median, ratios } from '../lib/stats.js';
@@ -29,7 +30,7 @@ function planFor(engine: EngineName) {
     9,
     `first sync of ${REQUESTS} requests with default settings (\`transport-sync sync\`)`,
     'ms',
-    { target: { op: '<=', value: 2 }, reference: { name: 'reference client', unit: 'ms' } },
+    { target: goalOf('first-sync', engine), reference: { name: 'reference client', unit: 'ms' } },
   );
 }
 

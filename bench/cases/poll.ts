@@ -28,6 +28,7 @@ import type { EngineHarness, EngineName } from '../lib/engines.js';
 import { createMemoryClient, parseSnapshot } from '../lib/memory-client.js';
 import { benchWindow, NOW_MS, openMirror, POLL_SETTINGS, type BenchMirror } from '../lib/mirror.js';
 import { createReferenceClient } from '../lib/reference-client.js';
+import { goalOf } from '../lib/goals.js';
 import { figure, specs, type Figure } from '../lib/report.js';
 import { startSimWorker, type SimWorker } from '../lib/sim-host.js';
 import { interleave, median, ratios, timed } from '../lib/stats.js';
@@ -131,7 +132,7 @@ function planFor(engine: EngineName, sizes: { idle: number; reference: number })
   const m = sizes.reference.toLocaleString('en-US');
   return {
     idle: spec('poll.idle', 6, `idle cycle, ${n} requests: wall / bare`, 'ms', {
-      target: { op: '<=', value: 1.2 },
+      target: goalOf('poll.idle', engine),
       reference: { name: 'bare fetch + parse', unit: 'ms' },
     }),
     lists: spec('poll.idle.lists', 6, `idle cycle, ${n} requests: list calls`, 'calls'),
@@ -144,7 +145,7 @@ function planFor(engine: EngineName, sizes: { idle: number; reference: number })
       `idle cycle, ${m} requests: wall vs the reference client`,
       'ms',
       {
-        target: { op: '<=', value: 1 },
+        target: goalOf('poll.reference', engine),
         reference: { name: 'reference client', unit: 'ms' },
       },
     ),

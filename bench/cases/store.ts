@@ -38,6 +38,7 @@ import {
 } from '../lib/floor.js';
 import { createMemoryClient, parseSnapshot, type ParsedEntry } from '../lib/memory-client.js';
 import { benchWindow, fixedClock, NOW_MS, POLL_SETTINGS, seedStore } from '../lib/mirror.js';
+import { goalOf } from '../lib/goals.js';
 import { engineLabel, figure, specs, type Figure, type FigureSpec } from '../lib/report.js';
 import { snapshotOf } from '../lib/snapshot.js';
 import { interleave, median, ratios } from '../lib/stats.js';
@@ -56,16 +57,16 @@ function planFor(engine: EngineName, requests: number) {
   const n = `${requests.toLocaleString('en-US')}-request simulator`;
   return {
     insert: spec('store.new', 1, `store, new requests batched (backfill path), ${n}`, 'req/s', {
-      target: { op: '>=', value: 0.9 },
+      target: goalOf('store.new', engine),
       reference: floor,
       size: requests,
     }),
     update: spec('store.changed', 2, `store, changed requests batched, ${n}`, 'req/s', {
-      target: { op: '>=', value: 0.9 },
+      target: goalOf('store.changed', engine),
       reference: floor,
     }),
     poll: spec('store.poll', 3, `poll path (details through the record batcher), ${n}`, 'req/s', {
-      target: { op: '>=', value: 0.8 },
+      target: goalOf('store.poll', engine),
       reference: floor,
     }),
     webhooks: spec(
@@ -73,7 +74,7 @@ function planFor(engine: EngineName, requests: number) {
       4,
       `webhook v2.0 events stored + applied (stored ${DELIVERIES_PER_COMMIT} per commit), ${n}`,
       'events/s',
-      { target: { op: '>=', value: 0.8 }, reference: { ...floor, unit: 'events/s' } },
+      { target: goalOf('store.webhooks', engine), reference: { ...floor, unit: 'events/s' } },
     ),
   };
 }

@@ -66,7 +66,11 @@ export interface FigureSpec {
 
 const roundRuns = (runs: readonly number[]) => runs.map((run) => Math.round(run * 1000) / 1000);
 
-function judge(value: number | null | undefined, target: Target | undefined): Figure['result'] {
+/** pass or fail against `target` (info without one, error when there is no value to judge). */
+export function judge(
+  value: number | null | undefined,
+  target: Target | undefined,
+): Figure['result'] {
   if (!target) return 'info';
   if (value === null || value === undefined || !Number.isFinite(value)) return 'error';
   const tolerance = 1e-9;
@@ -197,20 +201,22 @@ export function markdownTable(figures: readonly Figure[]): string {
  * the README's short table (docs/performance.md has the whole one).
  */
 export function summaryTable(figures: readonly Figure[]): string {
-  const lines = new Map<string, { row: number; name: string; goal: string; cells: Figure[] }>();
+  const lines = new Map<string, { row: number; name: string; cells: Figure[] }>();
   for (const f of figures) {
     if (f.row === null || !f.target) continue;
     const key = `${f.id}@${f.size ?? ''}`;
-    const goalUnit = f.reference ? 'ratio' : f.unit;
-    const line = lines.get(key) ?? {
-      row: f.row,
-      name: f.name.replaceAll('|', '\\|'),
-      goal: formatTarget(f.target, goalUnit),
-      cells: [],
-    };
+    const line = lines.get(key) ?? { row: f.row, name: f.name.replaceAll('|', '\\|'), cells: [] };
     line.cells.push(f);
     lines.set(key, line);
   }
+  const goalOf = (f: Figure) => formatTarget(f.target, f.reference ? 'ratio' : f.unit);
+  // One goal when the engines share it; each engine's where they differ (bench/lib/goals.ts).
+  const goal = (cells: readonly Figure[]) => {
+    const goals = [...new Set(cells.map(goalOf))];
+    return goals.length === 1
+      ? goals[0]!
+      : cells.map((f) => `${engineLabel(f.engine)} ${goalOf(f)}`).join(', ');
+  };
   const cell = (f: Figure | undefined) => {
     if (!f) return '';
     const value = formatValue(f.value, f.unit);
@@ -224,7 +230,7 @@ export function summaryTable(figures: readonly Figure[]): string {
     '| --- | --- | --- | --- | --- |',
     ...[...lines.values()].map(
       (l) =>
-        `| ${l.row} | ${l.name} | ${cell(l.cells.find((f) => f.engine === 'sqlite'))} | ${cell(l.cells.find((f) => f.engine === 'postgres'))} | ${l.goal} |`,
+        `| ${l.row} | ${l.name} | ${cell(l.cells.find((f) => f.engine === 'sqlite'))} | ${cell(l.cells.find((f) => f.engine === 'postgres'))} | ${goal(l.cells)} |`,
     ),
   ].join('\n');
 }
