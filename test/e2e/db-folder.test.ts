@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, statSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { knownMigrations } from '../../src/db/migrations.js';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -59,5 +59,43 @@ describe('a database path whose folder does not exist', () => {
     const result = await runCli(['sync'], serviceEnv(sim.url, { TRANSPORT_DB: path }));
     expect(result.code, result.stderr).toBe(0);
     expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe("the mirror's pages outside its folder", () => {
+  it('a sync leaves no temporary file in the temporary folder: SQLite keeps its journals of savepoints in memory', async () => {
+    // SQLite spills a statement or savepoint journal above 64 KiB to a file of its temporary
+    // folder (SQLITE_TMPDIR, else TMPDIR, else /var/tmp), named etilqs_*, unlinked at once: page
+    // images of the mirror, patient data, in a folder other users share.
+    const sim = await startSimulatorProcess(['--requests', '300']);
+    processes.track(sim);
+    const tmp = tempDir();
+    const created: string[] = [];
+    const sentinel = 'written-after-the-sync';
+    let sawSentinel!: () => void;
+    const sentinelSeen = new Promise<void>((resolve) => (sawSentinel = resolve));
+    const watcher = watch(tmp, (_event, name) => {
+      if (name === sentinel) sawSentinel();
+      else if (name) created.push(name);
+    });
+    try {
+      const result = await runCli(
+        ['sync'],
+        serviceEnv(sim.url, {
+          TRANSPORT_DB: join(tempDir(), 'mirror.db'),
+          TMPDIR: tmp,
+          SQLITE_TMPDIR: tmp,
+          NODE_DISABLE_COMPILE_CACHE: '1',
+        }),
+      );
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/sync ok: \d+ seen, [1-9]\d+ new/);
+      // The watcher reports in order: once it reports this file, it has reported the sync's.
+      writeFileSync(join(tmp, sentinel), '');
+      await sentinelSeen;
+    } finally {
+      watcher.close();
+    }
+    expect(created.filter((name) => name.startsWith('etilqs_'))).toEqual([]);
   });
 });
