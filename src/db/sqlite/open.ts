@@ -61,11 +61,12 @@ async function openFile({
   }
   try {
     sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
-    // Temporary tables and the journals of savepoints and statements in memory. Above 64 KiB
-    // SQLite spills those journals to a file of SQLITE_TMPDIR, TMPDIR or /var/tmp: page images of
-    // the mirror, patient data, in a folder other users share (a first sync of 300 requests
-    // wrote 700 pages there, a backfill of 4,600 some 40 MB). A write set's journal holds the
-    // pages it changes, about 1 MB for a set of 100 requests.
+    // Temporary tables, sorts and the journals of savepoints and statements in memory. Above
+    // 64 KiB SQLite spills those journals to a file of SQLITE_TMPDIR, TMPDIR or /var/tmp: page
+    // images of the mirror, patient data, in a folder other users share (a first sync of 300
+    // requests wrote 700 pages there, a backfill of 4,600 some 40 MB). A write set's journal
+    // holds the pages it changes, about 1 MB for a set of 100 requests. A sort larger than the
+    // page cache (an index built over a large table) is held in memory too.
     sqlite.pragma('temp_store = MEMORY');
     if (!isReadOnly) {
       sqlite.pragma('journal_mode = WAL');
