@@ -209,13 +209,13 @@ export function summaryTable(figures: readonly Figure[]): string {
     line.cells.push(f);
     lines.set(key, line);
   }
-  const goalOf = (f: Figure) => formatTarget(f.target, f.reference ? 'ratio' : f.unit);
+  const goalText = (f: Figure) => formatTarget(f.target, f.reference ? 'ratio' : f.unit);
   // One goal when the engines share it; each engine's where they differ (bench/lib/goals.ts).
   const goal = (cells: readonly Figure[]) => {
-    const goals = [...new Set(cells.map(goalOf))];
+    const goals = [...new Set(cells.map(goalText))];
     return goals.length === 1
       ? goals[0]!
-      : cells.map((f) => `${engineLabel(f.engine)} ${goalOf(f)}`).join(', ');
+      : cells.map((f) => `${engineLabel(f.engine)} ${goalText(f)}`).join(', ');
   };
   const cell = (f: Figure | undefined) => {
     if (!f) return '';
