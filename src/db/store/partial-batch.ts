@@ -15,7 +15,7 @@ import {
   REQUEST_SET_SQL as SET,
   requestBatchSql,
 } from './request-batch-sql.js';
-import { requestSql } from './request-sql.js';
+import { keepsIndexedColumns, requestSql } from './request-sql.js';
 import type { WrittenCache } from './written-cache.js';
 import { idsParam as idsParamOf } from '../set-sql.js';
 
@@ -67,9 +67,12 @@ export function createPartialBatch({
     for (const name of names) written().forget(accountKey(name));
   }
 
-  async function writeRows(rows: readonly PartialRow[]) {
+  async function writeRows(rows: readonly PartialRow[], stored: ReadonlyMap<string, StoredRow>) {
     if (!isPostgres) {
-      for (const row of rows) await sql.run(one.upsertPartial, row);
+      for (const row of rows) {
+        const isNarrow = keepsIndexedColumns(stored.get(row.request_id), row);
+        await sql.run(isNarrow ? one.updatePartialKeepingIndexed : one.upsertPartial, row);
+      }
       return;
     }
     const changed = rows.filter((row) => row.is_changed === 1);
@@ -78,9 +81,9 @@ export function createPartialBatch({
     if (kept.length > 0) await sql.run(PARTIAL.upsertUnchanged, rowsParam(kept));
   }
 
-  async function apply(plan: PartialBatchPlan) {
+  async function apply(plan: PartialBatchPlan, stored: ReadonlyMap<string, StoredRow>) {
     await writeAccountNames(plan.accountNames);
-    await writeRows(plan.rows);
+    await writeRows(plan.rows, stored);
     if (isPostgres) {
       if (plan.movedRoles.length > 0)
         await sql.run(PARTIAL.deleteLocationRoles, rowsParam(plan.movedRoles));
@@ -102,7 +105,7 @@ export function createPartialBatch({
     if (new Set(ids).size !== ids.length) throw new Error('writePartialMany: a request twice');
     const { stored, locations } = await read(ids);
     const plan = planPartialBatch(stored, locations, observations);
-    await apply(plan);
+    await apply(plan, stored);
     return plan.outcomes;
   }
 

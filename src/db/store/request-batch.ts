@@ -10,7 +10,7 @@ import { isWriteConflict } from '../conflicts.js';
 import type { Sql } from '../sql.js';
 import type { ChangeLog } from './change-log.js';
 import { REQUEST_SET_SQL as SET, requestBatchSql } from './request-batch-sql.js';
-import { requestSql } from './request-sql.js';
+import { keepsIndexedColumns, requestSql } from './request-sql.js';
 import type { WrittenCache } from './written-cache.js';
 import { idsParam as idsParamOf } from '../set-sql.js';
 
@@ -59,7 +59,10 @@ export function createRequestBatch({
     const mayHaveChildren = new Set(stored.keys());
     if (rows.length === 0) return mayHaveChildren;
     if (!isPostgres) {
-      for (const row of rows) await sql.run(one.upsertRequest, row);
+      for (const row of rows) {
+        const isNarrow = keepsIndexedColumns(stored.get(row.request_id), row);
+        await sql.run(isNarrow ? one.updateKeepingIndexed : one.upsertRequest, row);
+      }
       return mayHaveChildren;
     }
     const written = await sql.all<{ request_id: string; is_inserted: number }>(

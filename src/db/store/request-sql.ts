@@ -1,7 +1,9 @@
+import type { StoredRow } from '../../mirror/observations.js';
 import {
   CONTENT_COLUMNS,
   columnNames,
   requestLocations,
+  requests,
   type RequestRow,
 } from '../schema/index.js';
 import type { Dialect } from '../sql.js';
@@ -21,6 +23,33 @@ export const REQUEST_COLUMNS = [
   'raw_json',
   'received_digest',
 ] as const satisfies readonly (keyof RequestRow)[];
+
+/**
+ * The columns the requests table's indexes are built on (SQLite's summary index aside: every
+ * write moves its last_updated and read_at). SQLite rewrites an index whenever a statement sets
+ * one of its columns, whatever the value: an edit that leaves these as stored is written with an
+ * UPDATE that names none of them (see keepsIndexedColumns). PostgreSQL decides by the values
+ * (a HOT update), so its statements name every column.
+ */
+export const INDEXED_COLUMNS = [
+  ...new Set(Object.values(requests.indexes).flat()),
+] as readonly (keyof StoredRow)[];
+
+/**
+ * Whether writing `row` over the stored row leaves every one of INDEXED_COLUMNS as stored: then
+ * updateKeepingIndexed and updatePartialKeepingIndexed write it as the upserts would. A row not
+ * stored is inserted.
+ */
+export function keepsIndexedColumns(
+  stored: StoredRow | undefined,
+  row: Partial<Record<keyof StoredRow, unknown>>,
+): boolean {
+  return stored !== undefined && INDEXED_COLUMNS.every((column) => row[column] === stored[column]);
+}
+
+const isUnindexed = (column: string) => !(INDEXED_COLUMNS as readonly string[]).includes(column);
+const setParams = (columns: readonly string[]) =>
+  columns.map((column) => `${column} = @${column}`).join(', ');
 
 /** The requests columns a write reads back first (see StoredRow). */
 export const STORED_COLUMNS = REQUEST_COLUMNS.filter((c) => c !== 'source' && c !== 'raw_json');
@@ -82,6 +111,10 @@ export function requestSql(dialect: Dialect) {
     // Partial writes keep raw_json, content_hash and received_digest unless the content changed
     // (is_changed), and clear the unavailable mark unless the row keeps it (a later event's, see
     // planPartialWrite).
+    // upsertRequest over a stored row that keeps its INDEXED_COLUMNS (SQLite).
+    updateKeepingIndexed: `UPDATE requests
+      SET ${setParams(REQUEST_COLUMNS.slice(1).filter(isUnindexed))}
+      WHERE request_id = @request_id`,
     upsertPartial: `INSERT INTO requests (${list(REQUEST_COLUMNS)})
       VALUES (${REQUEST_COLUMNS.map((c) =>
         ['content_hash', 'read_at', 'received_digest'].includes(c) ? 'NULL' : `@${c}`,
@@ -92,6 +125,14 @@ export function requestSql(dialect: Dialect) {
         content_hash = CASE WHEN @is_changed = 1 THEN NULL ELSE requests.content_hash END,
         raw_json = CASE WHEN @is_changed = 1 THEN excluded.raw_json ELSE requests.raw_json END,
         received_digest = CASE WHEN @is_changed = 1 THEN NULL ELSE requests.received_digest END`,
+    // upsertPartial over a stored row that keeps its INDEXED_COLUMNS (SQLite).
+    updatePartialKeepingIndexed: `UPDATE requests
+      SET ${setParams(CONTENT_COLUMNS.filter(isUnindexed))}, synced_at = @synced_at,
+        source = @source,
+        content_hash = CASE WHEN @is_changed = 1 THEN NULL ELSE content_hash END,
+        raw_json = CASE WHEN @is_changed = 1 THEN @raw_json ELSE raw_json END,
+        received_digest = CASE WHEN @is_changed = 1 THEN NULL ELSE received_digest END
+      WHERE request_id = @request_id`,
     selectLocations: `SELECT ${list(LOCATION_COLUMNS)} FROM request_locations
       WHERE request_id = @id`,
     deleteLocation: 'DELETE FROM request_locations WHERE request_id = @id AND role = @role',

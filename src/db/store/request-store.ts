@@ -19,7 +19,7 @@ import type { Sql } from '../sql.js';
 import type { ChangeLog } from './change-log.js';
 import { createPartialBatch } from './partial-batch.js';
 import { createRequestBatch } from './request-batch.js';
-import { requestSql } from './request-sql.js';
+import { keepsIndexedColumns, requestSql } from './request-sql.js';
 import type { WrittenCache } from './written-cache.js';
 
 /**
@@ -35,6 +35,9 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache, change
   // beside a poll) may store the request after the read: its child rows must still be replaced.
   const hasWriterToItself = sql.dialect.engine === 'sqlite';
   const selectRow = (id: string) => sql.get<StoredRow>(q.selectRow, { id });
+  /** Whether to write a row as an UPDATE that names no indexed column (see INDEXED_COLUMNS). */
+  const isUpdateNarrow = (stored: StoredRow | undefined, row: object) =>
+    sql.dialect.engine === 'sqlite' && keepsIndexedColumns(stored, row);
 
   /** Upserts a shared row (an account, a facility) unless it is known stored so. */
   async function writeShared(key: string, statement: string, row: object, at: string) {
@@ -65,7 +68,10 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache, change
       }
       return 'unchanged';
     }
-    await sql.run(q.upsertRequest, plan.row);
+    await sql.run(
+      isUpdateNarrow(stored, plan.row) ? q.updateKeepingIndexed : q.upsertRequest,
+      plan.row,
+    );
     if (plan.isChildrenReplaced) {
       const mayHaveChildren = stored !== undefined || !hasWriterToItself;
       if (mayHaveChildren) await sql.run(q.deleteLocations, { id });
@@ -90,7 +96,10 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache, change
     if (plan.outcome === 'stale') return 'stale';
     if (observation.account) await writeAccountName(observation.account, observation.observedAt);
     if (plan.outcome === 'unchanged') return 'unchanged';
-    await sql.run(q.upsertPartial, plan.row);
+    await sql.run(
+      isUpdateNarrow(stored, plan.row) ? q.updatePartialKeepingIndexed : q.upsertPartial,
+      plan.row,
+    );
     for (const role of plan.movedRoles) await sql.run(q.deleteLocation, { id, role });
     for (const location of observation.locations) {
       if (plan.movedRoles.includes(location.role)) await sql.run(q.insertLocation, location);

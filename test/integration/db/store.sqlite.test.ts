@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/clock.js';
@@ -88,5 +88,57 @@ describe('the mirror database file', () => {
     expect(planOf('DELETE FROM quarantine WHERE request_id = @id')).toEqual([byIndex]);
     const { heldDigests, isSameRaw } = requestSql(SQLITE_DIALECT);
     for (const text of [heldDigests, isSameRaw]) expect(planOf(text)).toContainEqual(byIndex);
+  });
+
+  it('writes an edit that keeps the indexed columns without rewriting those indexes', async () => {
+    const sqlite = sqliteOf(db);
+    /** The tables and indexes with a page in the write-ahead log. */
+    const loggedPages = () => {
+      const wal = readFileSync(`${path}-wal`);
+      const pageSize = wal.readUInt32BE(8);
+      const pages = new Set<number>();
+      for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize)
+        pages.add(wal.readUInt32BE(at));
+      const owners = sqlite.prepare('SELECT name, pageno FROM dbstat').all() as {
+        name: string;
+        pageno: number;
+      }[];
+      return new Set(owners.filter((owner) => pages.has(owner.pageno)).map((o) => o.name));
+    };
+    /** The pages an edit writes, alone in the log. */
+    const edit = async (list: Parameters<typeof listFields>[0], record = {}) => {
+      sqlite.pragma('wal_checkpoint(TRUNCATE)');
+      expect(await write(detailRecord(record), listFields(list))).toBe('changed');
+      return loggedPages();
+    };
+    const indexes = [
+      'requests_event_dt_idx',
+      'requests_state_event_dt_idx',
+      'requests_account_event_dt_idx',
+      'requests_collection_idx',
+      'requests_unavailable_idx',
+    ];
+    await write();
+    const kept = await edit(
+      { last_updated_timestamp_utc: '2026-11-21T08:10:00Z' },
+      { patient_first_name: 'Sean' },
+    );
+    expect(kept).toContain('requests');
+    expect(kept).toContain('requests_summary_idx');
+    expect(indexes.filter((name) => kept.has(name))).toEqual([]);
+    const moved = await edit({
+      state: 'completed',
+      last_updated_timestamp_utc: '2026-11-21T08:20:00Z',
+    });
+    expect(indexes.filter((name) => moved.has(name))).toEqual(indexes);
+    const row = sqlite
+      .prepare('SELECT list_state, patient_first_name, last_updated_timestamp_utc FROM requests')
+      .get();
+    expect(row).toEqual({
+      list_state: 'completed',
+      patient_first_name: 'Seán',
+      last_updated_timestamp_utc: '2026-11-21T08:20:00.000Z',
+    });
+    expect(sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
   });
 });
