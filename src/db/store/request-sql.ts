@@ -101,6 +101,10 @@ export function requestSql(dialect: Dialect) {
     upsertRequest: `INSERT INTO requests (${list(REQUEST_COLUMNS)})
       VALUES (${list(REQUEST_COLUMNS, '@')})
       ON CONFLICT (request_id) DO UPDATE SET ${setExcluded(REQUEST_COLUMNS.slice(1))}`,
+    // upsertRequest over a stored row that keeps its INDEXED_COLUMNS (SQLite).
+    updateKeepingIndexed: `UPDATE requests
+      SET ${setParams(REQUEST_COLUMNS.slice(1).filter(isUnindexed))}
+      WHERE request_id = @request_id`,
     // A re-read that found nothing new still moves the read time (it may settle the row), and
     // records the text's digest when it was sent otherwise (null keeps each as it is).
     touchRow: `UPDATE requests SET read_at = COALESCE(@read_at, read_at),
@@ -111,10 +115,6 @@ export function requestSql(dialect: Dialect) {
     // Partial writes keep raw_json, content_hash and received_digest unless the content changed
     // (is_changed), and clear the unavailable mark unless the row keeps it (a later event's, see
     // planPartialWrite).
-    // upsertRequest over a stored row that keeps its INDEXED_COLUMNS (SQLite).
-    updateKeepingIndexed: `UPDATE requests
-      SET ${setParams(REQUEST_COLUMNS.slice(1).filter(isUnindexed))}
-      WHERE request_id = @request_id`,
     upsertPartial: `INSERT INTO requests (${list(REQUEST_COLUMNS)})
       VALUES (${REQUEST_COLUMNS.map((c) =>
         ['content_hash', 'read_at', 'received_digest'].includes(c) ? 'NULL' : `@${c}`,
