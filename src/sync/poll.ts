@@ -94,21 +94,43 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
   // Listed but not comparable by list item: awaiting records (full list) and malformed list
   // items (quarantined). Neither may be taken for vanished.
   const seenOtherwise = new Set<string>();
-  for (const state of settings.states) {
-    if (state === 'awaiting') continue;
+  // The cycle's list calls go out at once, as many as the client's concurrency lets through:
+  // one after another, each waited out a round trip to the service. What they answer is still
+  // taken in the order one at a time would take it: the partial lists state by state and chunk
+  // by chunk, then the awaiting pages. So the cycle's outcome does not depend on which answer
+  // came first (a request listed twice while it moved keeps the later list's item).
+  const partialStates = settings.states.filter((state) => state !== 'awaiting');
+  const calls = planListCalls(deps, partialStates, window, stored);
+  let partialTaken!: () => void;
+  const afterPartial = new Promise<void>((resolve) => (partialTaken = resolve));
+  let awaitingPass: Promise<{ error: unknown } | undefined> | undefined;
+  const readAwaiting = () => {
+    if (!settings.states.includes('awaiting')) return;
+    awaitingPass ??= syncAwaiting(deps, window, stored, seenOtherwise, counts, afterPartial, signal)
+      .then(() => undefined)
+      .catch((error: unknown) => ({ error }));
+  };
+  // The first call goes alone, and the others at once only when it was answered. While the
+  // service fails, the cycle asks one thing at a time, each call's retries backing off: going
+  // out at once would multiply an outage's calls by the concurrency.
+  const isAnswering =
+    calls.length === 0 || !('error' in (await makeListCall(deps, calls[0]!, signal)));
+  if (isAnswering) readAwaiting();
+  await forEachConcurrently(calls.slice(1), isAnswering ? settings.concurrency : 1, (call) =>
+    makeListCall(deps, call, signal).then(() => undefined),
+  );
+  for (const state of partialStates) {
+    const answers = calls.filter((call) => call.state === state).map((call) => call.answer!);
     try {
-      await listState(deps, state, window, stored, listed, seenOtherwise, counts, signal);
+      await takeListAnswers(deps, answers, listed, seenOtherwise, counts);
     } catch (error) {
       listFailed(state, error);
     }
   }
-  if (settings.states.includes('awaiting')) {
-    try {
-      await syncAwaiting(deps, window, stored, seenOtherwise, counts, signal);
-    } catch (error) {
-      listFailed('awaiting', error);
-    }
-  }
+  partialTaken();
+  readAwaiting();
+  const awaitingFailure = await awaitingPass;
+  if (awaitingFailure) listFailed('awaiting', awaitingFailure.error);
 
   // Fetch what changed; then, only after a complete pass, what vanished.
   // Listed but outside the stored window (its event time moved in): read their rows by id.
@@ -195,29 +217,75 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
   return { ...result, isPollingRetired };
 }
 
-async function listState(
+/** What one partial-list call answered, or how it failed. */
+type ListAnswer = { items: ListItem[]; rejected: Rejected[] } | { error: unknown };
+
+/** One partial-list call of a cycle, and once made, what it answered. */
+interface ListCall {
+  state: ListState;
+  chunk: TimeWindow;
+  answer?: ListAnswer;
+}
+
+/** The cycle's partial-list calls: each state's chunks, in order. */
+function planListCalls(
   deps: PollDeps,
-  state: ListState,
+  states: readonly ListState[],
   window: TimeWindow,
   stored: Map<string, StoredSummary>,
+): ListCall[] {
+  return states.flatMap((state) => {
+    const storedTimes = [...stored.values()]
+      .filter((row) => row.list_state === state && row.event_dt_utc)
+      .map((row) => Date.parse(row.event_dt_utc!));
+    return planChunks(window, storedTimes, deps.settings.listChunkRequests).map((chunk) => ({
+      state,
+      chunk,
+    }));
+  });
+}
+
+/** Makes one partial-list call; a failure is its answer, not thrown: it fails its state only. */
+async function makeListCall(
+  deps: PollDeps,
+  call: ListCall,
+  signal?: AbortSignal,
+): Promise<ListAnswer> {
+  try {
+    call.answer = await deps.client.listRequests({
+      from: call.chunk.fromMs,
+      to: call.chunk.toMs,
+      state: call.state,
+      signal,
+    });
+  } catch (error) {
+    call.answer = { error };
+  }
+  return call.answer;
+}
+
+/**
+ * Takes one state's list answers in chunk order: its items into `listed`, its malformed records
+ * into the quarantine. The first failed call fails the state, as it would have stopped a state
+ * listed one chunk at a time; what its other chunks answered is still taken.
+ */
+async function takeListAnswers(
+  deps: PollDeps,
+  answers: ListAnswer[],
   listed: Map<string, ListItem>,
   seenOtherwise: Set<string>,
   counts: RunCounts,
-  signal?: AbortSignal,
 ): Promise<void> {
-  const storedTimes = [...stored.values()]
-    .filter((row) => row.list_state === state && row.event_dt_utc)
-    .map((row) => Date.parse(row.event_dt_utc!));
-  for (const chunk of planChunks(window, storedTimes, deps.settings.listChunkRequests)) {
-    const { items, rejected } = await deps.client.listRequests({
-      from: chunk.fromMs,
-      to: chunk.toMs,
-      state,
-      signal,
-    });
-    for (const item of items) listed.set(item.id, item); // chunks share a boundary second: dedupe
-    await quarantineListed(deps, rejected, seenOtherwise, counts);
+  let failure: { error: unknown } | undefined;
+  for (const answer of answers) {
+    if ('error' in answer) {
+      failure ??= answer;
+      continue;
+    }
+    for (const item of answer.items) listed.set(item.id, item); // chunks share a boundary second: dedupe
+    await quarantineListed(deps, answer.rejected, seenOtherwise, counts);
   }
+  if (failure) throw failure.error;
 }
 
 /**
@@ -230,6 +298,8 @@ async function syncAwaiting(
   stored: ReadonlyMap<string, StoredSummary>,
   seen: Set<string>,
   counts: RunCounts,
+  /** Settles once the partial lists are taken: the pages are read before, and taken after. */
+  afterPartial: Promise<void>,
   signal?: AbortSignal,
 ): Promise<void> {
   // A record the mirror holds exactly as sent (text, awaiting, available, not quarantined) is
@@ -260,6 +330,7 @@ async function syncAwaiting(
   let failure: { error: unknown } | undefined;
   try {
     for await (const page of readAhead(pages)) {
+      await afterPartial;
       if (failure) break;
       await awaitingPage(page);
     }

@@ -154,6 +154,116 @@ describe('the poll cycle against the simulator', () => {
     });
   });
 
+  it('sends the list calls of a cycle at once once the first is answered, the first awaiting page among them', async () => {
+    mirror = await startMirror({ requests: 150, pageSize: 40, settings: { concurrency: 4 } });
+    // The answers after the first are held until the other three calls (two partial lists and
+    // the first awaiting page) have gone out. Made one after another, the second would wait
+    // here for good.
+    const started: string[] = [];
+    const allSent = deferred();
+    let isReleasedByValve = false;
+    const send = (name: string) => {
+      started.push(name);
+      if (started.length === 4) allSent.resolve();
+    };
+    const listRequests = mirror.client.listRequests.bind(mirror.client);
+    mirror.client.listRequests = async (query) => {
+      send(query.state);
+      const isFirst = started.length === 1;
+      const answer = await listRequests(query);
+      if (!isFirst) await allSent.promise;
+      return answer;
+    };
+    const listDetails = mirror.client.listRequestDetails.bind(mirror.client);
+    mirror.client.listRequestDetails = async function* (query) {
+      send(`${query.state} page`);
+      for await (const page of listDetails(query)) {
+        await allSent.promise;
+        yield page;
+      }
+    };
+    // Only for the failure.
+    const valve = setTimeout(() => {
+      isReleasedByValve = true;
+      allSent.resolve();
+    }, 10_000);
+    try {
+      const result = await mirror.cycle();
+      expect(isReleasedByValve).toBe(false);
+      expect(started[0]).toBe('accepted');
+      expect(started.slice(1).sort()).toEqual(['awaiting page', 'canceled', 'completed']);
+      expect(result.status, result.error).toBe('ok');
+    } finally {
+      clearTimeout(valve);
+    }
+    await expectMirrorEqualsTruth(mirror);
+  });
+
+  it('asks one list at a time while the service fails them', async () => {
+    mirror = await startMirror({ requests: 100, settings: { concurrency: 4 } });
+    await mirror.cycle();
+    mirror.sim.setFaults({ errorRate: 1, endpoints: ['list', 'details_list'] });
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const counted = <T>(call: () => Promise<T>): Promise<T> => {
+      inFlight += 1;
+      mostInFlight = Math.max(mostInFlight, inFlight);
+      return call().finally(() => (inFlight -= 1));
+    };
+    const listRequests = mirror.client.listRequests.bind(mirror.client);
+    mirror.client.listRequests = (query) => counted(() => listRequests(query));
+    const listDetails = mirror.client.listRequestDetails.bind(mirror.client);
+    mirror.client.listRequestDetails = async function* (query) {
+      inFlight += 1;
+      mostInFlight = Math.max(mostInFlight, inFlight);
+      try {
+        yield* listDetails(query);
+      } finally {
+        inFlight -= 1;
+      }
+    };
+    const result = await mirror.cycle();
+    expect(result.status).toBe('failed');
+    expect(result.error).toMatch(
+      /list accepted: .*list completed: .*list canceled: .*list awaiting: /,
+    );
+    expect(mostInFlight).toBe(1);
+  });
+
+  it('takes the list answers in the order of the states, whichever comes first', async () => {
+    mirror = await startMirror({ requests: 150, settings: { concurrency: 4 } });
+    await mirror.cycle();
+    // The first list answers; the two after it fail, the later state's first. The run's error
+    // names them in the order of the states all the same.
+    const listRequests = mirror.client.listRequests.bind(mirror.client);
+    const canceledAnswered = deferred();
+    let isReleasedByValve = false;
+    mirror.client.listRequests = async (query) => {
+      if (query.state === 'completed') {
+        await canceledAnswered.promise;
+        throw new Error('completed list failed');
+      }
+      if (query.state === 'canceled') {
+        canceledAnswered.resolve();
+        throw new Error('canceled list failed');
+      }
+      return listRequests(query);
+    };
+    // Only for the failure: lists made one after another would wait here for good.
+    const valve = setTimeout(() => {
+      isReleasedByValve = true;
+      canceledAnswered.resolve();
+    }, 10_000);
+    try {
+      const result = await mirror.cycle();
+      expect(isReleasedByValve).toBe(false);
+      expect(result.status).toBe('failed');
+      expect(result.error).toMatch(/^list completed: .*completed list failed; list canceled: /);
+    } finally {
+      clearTimeout(valve);
+    }
+  });
+
   it('fetches exactly the changed requests, and records state changes in the change log', async () => {
     mirror = await startMirror({ requests: 150 });
     await mirror.cycle();
