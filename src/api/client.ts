@@ -198,6 +198,8 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   const rootLog = options.log ?? silentLogger();
   const log = rootLog.child({ area: 'api' });
   const http = createHttp({ ...options, clock, log: rootLog });
+  // Pages of the full list asked for ahead of the one being read: as many as may be in flight.
+  const pagesAhead = options.concurrency ?? 4;
   const tokens = createTokenManager({ ...options, http, clock, log: rootLog });
   const send = createAuthorizedSend(http, tokens);
   const base = (path: string) => joinUrl(options.baseUrl, path);
@@ -316,23 +318,29 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   /**
    * Pages 1 to the latest `pages`. isKnown goes to every page (see checkDetailsPage).
    * `pages` is re-read from every response: requests edited meanwhile can add or remove pages.
-   * The next page is asked for as soon as a page answers, before its records are compared with
-   * the mirror and checked: the service prepares one page while we read the other.
+   * Once page 1 has said how many there are, the pages after the one being read are asked for
+   * ahead, up to the client's concurrency, before its records are compared with the mirror and
+   * checked: against the hosted service each page is a round trip, and one after another they
+   * would be most of a pass over many pages. They are still yielded one at a time, in order.
    */
   async function* detailPages(
     query: Omit<DetailsQuery, 'page'>,
     pass?: MemoPass,
   ): AsyncGenerator<DetailPage> {
-    const fetchPage = (page: number) => {
-      const fetched = fetchDetailsPage({ ...query, page }, pass);
-      fetched.catch(() => undefined); // awaited below, or dropped when the caller stops
-      return fetched;
+    const asked = new Map<number, ReturnType<typeof fetchDetailsPage>>();
+    let lastAsked = 0;
+    const askUpTo = (page: number) => {
+      for (; lastAsked < page; lastAsked += 1) {
+        const fetched = fetchDetailsPage({ ...query, page: lastAsked + 1 }, pass);
+        fetched.catch(() => undefined); // awaited below, or dropped when the caller stops
+        asked.set(lastAsked + 1, fetched);
+      }
     };
-    let fetching = fetchPage(1);
+    askUpTo(1);
     for (let page = 1; ; page += 1) {
-      let fetched: Awaited<typeof fetching>;
+      let fetched: Awaited<ReturnType<typeof fetchDetailsPage>>;
       try {
-        fetched = await fetching;
+        fetched = await asked.get(page)!;
       } catch (error) {
         // Page 1 answered, so the endpoint exists: a 404 further on means the list shrank
         // while we read it ("Invalid page."), which ends the pages rather than the endpoint.
@@ -345,6 +353,8 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
           return;
         }
         throw error;
+      } finally {
+        asked.delete(page);
       }
       const isLast = page >= fetched.pages;
       if (!isLast && page + 1 > MAX_PAGES) {
@@ -353,7 +363,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
           pages: fetched.pages,
         });
       }
-      if (!isLast) fetching = fetchPage(page + 1);
+      if (!isLast) askUpTo(Math.min(fetched.pages, page + pagesAhead, MAX_PAGES));
       yield await checkDetailsPage({ ...query, page }, fetched, pass);
       if (isLast) return;
     }

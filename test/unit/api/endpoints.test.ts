@@ -151,6 +151,48 @@ describe('read endpoints', () => {
     expect(compared).toEqual(['A1', 'A2']);
   });
 
+  it('listRequestDetails asks for the pages after page 1 at once, as many as the concurrency', async () => {
+    // Page 2 answers only once page 4 has been asked for too: one page at a time never gets
+    // past page 2. Page 5 is asked for once page 2 has answered.
+    const pageFour = deferred();
+    let isReleasedByValve = false;
+    const asked: number[] = [];
+    let askedWhenPageTwoAnswered: number[] = [];
+    const answer = (n: number, ids: string[]) => () => {
+      asked.push(n);
+      if (n === 4) pageFour.resolve();
+      return [200, pageOf(n, 5, ids)] as [number, unknown];
+    };
+    detailsPage(1).reply(answer(1, ['A1']));
+    detailsPage(2).reply((_uri, _body, callback) => {
+      asked.push(2);
+      void pageFour.promise.then(() => {
+        askedWhenPageTwoAnswered = [...asked].sort();
+        callback(null, [200, pageOf(2, 5, ['A2'])]);
+      });
+    });
+    detailsPage(3).reply(answer(3, ['A3']));
+    detailsPage(4).reply(answer(4, ['A4']));
+    detailsPage(5).reply(answer(5, ['A5']));
+    const { client } = makeClient({ concurrency: 3 });
+    // Only for the failure.
+    const valve = setTimeout(() => {
+      isReleasedByValve = true;
+      pageFour.resolve();
+    }, 5_000);
+    const ids: string[] = [];
+    try {
+      for await (const p of client.listRequestDetails({ from: FROM, to: TO, state: 'awaiting' }))
+        ids.push(...p.items.map((i) => i.request_id));
+    } finally {
+      clearTimeout(valve);
+    }
+    expect(isReleasedByValve).toBe(false);
+    expect(ids).toEqual(['A1', 'A2', 'A3', 'A4', 'A5']);
+    expect(askedWhenPageTwoAnswered).toEqual([1, 2, 3, 4]);
+    expect(nock.isDone()).toBe(true);
+  });
+
   it('listRequestDetails: a 404 for a page asked ahead ends the pages', async () => {
     detailsPage(1).reply(200, pageOf(1, 2, ['A1']));
     detailsPage(2).reply(404, { message: 'Invalid page.', code: 'common:not_found' });
