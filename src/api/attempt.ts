@@ -12,6 +12,7 @@ import {
 import { classifyThrown } from './failures.js';
 import type { HttpRequest, HttpResponse, HttpTimeouts } from './http.js';
 import { parseRetryAfter } from './retry.js';
+import { readBody, stallTimer, type StallTimer } from './stall.js';
 
 /**
  * One attempt of a request: send it, read the body, and say what the outcome means for retrying
@@ -36,7 +37,8 @@ export type Attempt =
 export interface AttemptDeps {
   clock: Clock;
   log: Logger;
-  dispatcher: Dispatcher;
+  /** The connection pool; none: Node's own fetch dispatcher. */
+  dispatcher: Dispatcher | undefined;
   timeouts: HttpTimeouts;
   userAgent: string;
 }
@@ -47,10 +49,36 @@ export async function attemptOnce(
   ctx: CallContext,
   deps: AttemptDeps,
 ): Promise<Attempt> {
-  const { timeouts, userAgent, dispatcher, clock, log } = deps;
-  // Real time, not the injected clock: this bounds real I/O, and fake clocks never fire.
+  const { timeouts } = deps;
+  // Real time, not the injected clock: these bound real I/O, and fake clocks never fire.
   const timeoutSignal = AbortSignal.timeout(timeouts.attemptMs);
-  const signal = req.signal ? AbortSignal.any([req.signal, timeoutSignal]) : timeoutSignal;
+  const stall = stallTimer(timeouts.headersMs, 'UND_ERR_HEADERS_TIMEOUT');
+  const signal = AbortSignal.any([
+    timeoutSignal,
+    stall.signal,
+    ...(req.signal ? [req.signal] : []),
+  ]);
+  try {
+    return await attemptWithin(req, ctx, deps, { signal, timeoutSignal, stall });
+  } finally {
+    stall.stop();
+  }
+}
+
+/** The limits of one attempt: its whole time, and the stall timer of its headers and body. */
+interface AttemptLimits {
+  signal: AbortSignal;
+  timeoutSignal: AbortSignal;
+  stall: StallTimer;
+}
+
+async function attemptWithin(
+  req: HttpRequest,
+  ctx: CallContext,
+  deps: AttemptDeps,
+  { signal, timeoutSignal, stall }: AttemptLimits,
+): Promise<Attempt> {
+  const { timeouts, userAgent, dispatcher, clock, log } = deps;
   const headers: Record<string, string> = {
     accept: 'application/json',
     'user-agent': userAgent,
@@ -66,7 +94,7 @@ export async function attemptOnce(
   }
   const thrown = (error: unknown): Attempt => {
     if (req.signal?.aborted) throw req.signal.reason; // the caller's abort is not a failure
-    const failure = classifyThrown(error, timeoutSignal.aborted);
+    const failure = classifyThrown(error, timeoutSignal.aborted || stall.signal.aborted);
     const extra = { ...(failure.errno !== undefined && { errno: failure.errno }) };
     return {
       kind: 'fail',
@@ -87,8 +115,8 @@ export async function attemptOnce(
     // turn a POST into a GET or carry the bearer header elsewhere.
     const init: RequestInit = { method: req.method, headers, body, signal, redirect: 'manual' };
     // undici 7's Dispatcher type differs from the undici-types of @types/node; Node's fetch
-    // accepts it at run time (checked on Node 20).
-    (init as { dispatcher?: unknown }).dispatcher = dispatcher;
+    // accepts it at run time (checked on Node 20). Without one, Node's own serves.
+    if (dispatcher) (init as { dispatcher?: unknown }).dispatcher = dispatcher;
     response = await globalThis.fetch(req.url, init);
   } catch (error) {
     return thrown(error);
@@ -97,7 +125,8 @@ export async function attemptOnce(
   const isSuccess = status >= 200 && status < 300;
   let bytes: Uint8Array;
   try {
-    bytes = new Uint8Array(await response.arrayBuffer());
+    stall.restart(timeouts.bodyMs, 'UND_ERR_BODY_TIMEOUT');
+    bytes = await readBody(response, stall);
   } catch (error) {
     // A 2xx status means the service did the work; only the echo was lost.
     if (isSuccess && req.responseBody === 'optional') {

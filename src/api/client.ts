@@ -67,7 +67,10 @@ export interface ServiceClientOptions {
   clientSecret: string;
   clock?: Clock;
   log?: Logger;
-  /** Connection pool; by default the client creates an undici Agent and closes it in close(). */
+  /**
+   * Connection pool. By default Node's own fetch dispatcher, or an undici Agent of the client's
+   * own when its connect or keep-alive limit differs from Node's (closed in close()).
+   */
   dispatcher?: Dispatcher;
   /** Random source of the backoff jitter, in [0, 1). */
   random?: () => number;

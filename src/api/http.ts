@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { Agent } from '../undici.js';
+import { loadAgent } from '../undici.js';
 import type { Clock } from '../clock.js';
 import type { TransportError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -108,6 +108,19 @@ export const DEFAULT_TIMEOUTS: HttpTimeouts = {
   attemptMs: 60_000,
 };
 
+/**
+ * The connect and keep-alive limits of Node's own fetch dispatcher (undici's defaults). The
+ * header, body and attempt limits are the attempt's own timers (attempt.ts), so a client with
+ * these two needs no connection pool of its own: undici's Agent is some 30 files, 40 ms of CPU
+ * to load at the start of every command that calls the service.
+ */
+const NODE_FETCH_LIMITS = { connectMs: 10_000, keepAliveMs: 4_000 };
+
+/** Whether these limits need a connection pool of the client's own (an undici Agent). */
+export const needsOwnPool = (timeouts: HttpTimeouts): boolean =>
+  timeouts.connectMs !== NODE_FETCH_LIMITS.connectMs ||
+  timeouts.keepAliveMs !== NODE_FETCH_LIMITS.keepAliveMs;
+
 /** Options of `createHttp`. */
 export interface HttpOptions {
   clock: Clock;
@@ -140,15 +153,17 @@ export function createHttp(options: HttpOptions): HttpClient {
   const random = options.random ?? Math.random;
   const policy = resolveRetryPolicy(options.retry);
   const timeouts = { ...DEFAULT_TIMEOUTS, ...definedOnly(options.timeouts ?? {}) };
-  const isOwnDispatcher = options.dispatcher === undefined;
+  const isOwnDispatcher = options.dispatcher === undefined && needsOwnPool(timeouts);
+  const Agent = isOwnDispatcher ? loadAgent() : undefined;
   const dispatcher =
     options.dispatcher ??
-    new Agent({
-      keepAliveTimeout: timeouts.keepAliveMs,
-      connectTimeout: timeouts.connectMs,
-      headersTimeout: timeouts.headersMs,
-      bodyTimeout: timeouts.bodyMs,
-    });
+    (Agent &&
+      new Agent({
+        keepAliveTimeout: timeouts.keepAliveMs,
+        connectTimeout: timeouts.connectMs,
+        headersTimeout: timeouts.headersMs,
+        bodyTimeout: timeouts.bodyMs,
+      }));
   const limiter = createLimiter({
     clock,
     rateLimitPerSec: options.rateLimitPerSec ?? 0,
@@ -238,7 +253,7 @@ export function createHttp(options: HttpOptions): HttpClient {
     request,
     limiter,
     async close() {
-      if (isOwnDispatcher) await dispatcher.close();
+      if (isOwnDispatcher) await dispatcher?.close();
     },
   };
 }

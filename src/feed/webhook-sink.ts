@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import { TransportError } from '../errors.js';
-import { Agent } from '../undici.js';
+import { loadAgent } from '../undici.js';
 import type { ChangeDocument } from './document.js';
 import type { Sink } from './publisher.js';
 import { readSettingFile } from './setting-file.js';
@@ -34,6 +34,7 @@ export function createWebhookSink(settings: WebhookSinkSettings, clock: Clock): 
     ? readSettingFile(settings.caFile, 'TRANSPORT_FEED_WEBHOOK_CA_FILE')
     : undefined;
   const url = new URL(settings.url);
+  const Agent = loadAgent();
   const agent = new Agent({
     connect: { ...(ca && { ca }), timeout: DELIVERY_TIMEOUT_MS },
     headersTimeout: DELIVERY_TIMEOUT_MS,

@@ -12,7 +12,7 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { Agent, buildConnector } from '../undici.js';
+import { loadAgent, loadConnector } from '../undici.js';
 import type { JsonValue, MutationSummary } from './model.js';
 import type { Random } from './random.js';
 import type { EventFactory } from './webhook-events.js';
@@ -146,13 +146,7 @@ export function createWebhookSender(
   const lostEventIds: string[] = [];
   const acknowledgedEventIds = new Set<string>();
   const caFile = options.caFile;
-  // Each new connection reads the CA file, so a test can trust a renewed certificate.
-  const dispatcher = caFile
-    ? new Agent({
-        connect: (connectOptions, callback) =>
-          buildConnector({ ca: readFileSync(caFile) })(connectOptions, callback),
-      })
-    : undefined;
+  const dispatcher = caFile ? trustingAgent(caFile) : undefined;
   let batch: Delivery[] = [];
   const queue: Delivery[] = [];
   const timers = new Set<NodeJS.Timeout>();
@@ -333,4 +327,17 @@ function keyOf(pem: string | undefined): SigningKey {
 
 function exportPublic(privateKey: KeyObject): string {
   return createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString();
+}
+
+/**
+ * An Agent that trusts the CA in `caFile`, read again for each new connection, so a test can
+ * trust a renewed certificate.
+ */
+function trustingAgent(caFile: string) {
+  const Agent = loadAgent();
+  const buildConnector = loadConnector();
+  return new Agent({
+    connect: (connectOptions, callback) =>
+      buildConnector({ ca: readFileSync(caFile) })(connectOptions, callback),
+  });
 }

@@ -12,8 +12,9 @@ import {
 } from '../../helpers/api.js';
 
 /**
- * The one place the production path runs: Node's fetch with the client's own undici Agent against
- * a loopback server (nock replaces fetch's transport, so it never exercises the dispatcher).
+ * The one place the production path runs: Node's fetch with its own dispatcher, or the client's
+ * undici Agent, against a loopback server (nock replaces fetch's transport, so it never
+ * exercises the dispatcher or the attempt's timers).
  */
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, n: number) => void;
@@ -46,7 +47,12 @@ async function closedPort(): Promise<string> {
 
 function client(
   url: string,
-  overrides: { hubUrl?: string; headersMs?: number; maxAttempts?: number } = {},
+  overrides: {
+    hubUrl?: string;
+    headersMs?: number;
+    bodyMs?: number;
+    maxAttempts?: number;
+  } = {},
 ) {
   return createServiceClient({
     authUrl: url,
@@ -58,7 +64,10 @@ function client(
     random: () => 0.5,
     rateLimitPerSec: 0,
     retry: { maxAttempts: overrides.maxAttempts ?? 3 },
-    ...(overrides.headersMs && { timeouts: { headersMs: overrides.headersMs } }),
+    timeouts: {
+      ...(overrides.headersMs && { headersMs: overrides.headersMs }),
+      ...(overrides.bodyMs && { bodyMs: overrides.bodyMs }),
+    },
   });
 }
 
@@ -114,13 +123,31 @@ describe('the real dispatcher (loopback server)', () => {
     await c.close();
   });
 
-  it('the headers timeout of the Agent applies', async () => {
+  it('the headers timeout applies', async () => {
     const url = await serve(() => undefined); // never answers
-    // undici checks its timers about once a second, so one attempt keeps this test short.
     const c = client(url, { headersMs: 100, maxAttempts: 1 });
     const error = (await c.getRequest('K3J9QX2A').catch((e: unknown) => e)) as TransportError;
     expect(error.code).toBe('api.timeout');
     expect(error.details).toMatchObject({ errno: 'UND_ERR_HEADERS_TIMEOUT', attempts: 1 });
+    await c.close();
+  });
+
+  it('the body timeout applies to a body that stops coming, not to a slow one', async () => {
+    const body = JSON.stringify(detailRecord('K3J9QX2A'));
+    const third = Math.ceil(body.length / 3);
+    const url = await serve((_req, res, n) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
+      res.write(body.slice(0, third));
+      if (n === 1) return; // stops for good
+      // Three chunks 60 ms apart: each within the limit, the whole body beyond it.
+      setTimeout(() => res.write(body.slice(third, 2 * third)), 60);
+      setTimeout(() => res.end(body.slice(2 * third)), 120);
+    });
+    const c = client(url, { bodyMs: 100, maxAttempts: 1 });
+    const error = (await c.getRequest('K3J9QX2A').catch((e: unknown) => e)) as TransportError;
+    expect(error.code).toBe('api.timeout');
+    expect(error.details).toMatchObject({ errno: 'UND_ERR_BODY_TIMEOUT', attempts: 1 });
+    await expect(c.getRequest('K3J9QX2A')).resolves.toMatchObject({ kind: 'ok' });
     await c.close();
   });
 });
