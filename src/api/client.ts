@@ -132,9 +132,12 @@ export interface ServiceClient extends ServiceActions {
   listRequests(
     query: WindowQuery<ListState>,
   ): Promise<{ items: RequestListItem[]; rejected: RejectedRecord[] }>;
-  /** Full list, page 1 to the latest `pages`, one page per iteration. */
+  /**
+   * Full list, page 1 to the latest `pages`, one page per iteration. `pagesAhead`: pages asked
+   * for ahead of the one being read (default the client's concurrency).
+   */
   listRequestDetails(
-    query: WindowQuery<DetailListState> & { isKnown?: KnownRecords },
+    query: WindowQuery<DetailListState> & { isKnown?: KnownRecords; pagesAhead?: number },
   ): AsyncIterable<DetailPage>;
   /** One page of the full list. */
   getRequestDetailsPage(
@@ -201,8 +204,9 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   const rootLog = options.log ?? silentLogger();
   const log = rootLog.child({ area: 'api' });
   const http = createHttp({ ...options, clock, log: rootLog });
-  // Pages of the full list asked for ahead of the one being read: as many as may be in flight.
-  const pagesAhead = options.concurrency ?? 4;
+  // Pages of the full list asked for ahead of the one being read, unless the caller says: as
+  // many as may be in flight.
+  const concurrency = options.concurrency ?? 4;
   const tokens = createTokenManager({ ...options, http, clock, log: rootLog });
   const send = createAuthorizedSend(http, tokens);
   const base = (path: string) => joinUrl(options.baseUrl, path);
@@ -328,6 +332,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
    */
   async function* detailPages(
     query: Omit<DetailsQuery, 'page'>,
+    pagesAhead: number,
     pass?: MemoPass,
   ): AsyncGenerator<DetailPage> {
     const asked = new Map<number, ReturnType<typeof fetchDetailsPage>>();
@@ -404,7 +409,8 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       // Only a caller that compares records with what it holds gains from the pages read before.
       const pass = query.isKnown ? pageMemo.startPass() : undefined;
       try {
-        yield* detailPages({ ...query, signal }, pass);
+        const { pagesAhead = concurrency, ...pageQuery } = query;
+        yield* detailPages({ ...pageQuery, signal }, Math.max(1, pagesAhead), pass);
       } finally {
         stopped.abort();
         pass?.end();

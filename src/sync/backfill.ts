@@ -55,13 +55,12 @@ export interface BackfillDeps {
 }
 
 /**
- * Windows imported at once. A window's passes are partly one call after another (the partial
- * list, then its pages, the list again), each waiting on the service: one window at a time
+ * Windows imported at once. A window's passes are mostly one call after another (the partial
+ * list, its pages one ahead, the list again), each waiting on the service: one window at a time
  * left most of the `concurrency` call slots idle: a 46-day backfill of 2,000 requests at 50 ms a
- * call took 36 s. Half the slots' worth of windows fills them: 19 s at the default concurrency
- * of 4 (two windows), 9.4 s at 8 (four). The client asks for a window's pages ahead (up to
- * `concurrency` of them), and its limiter still caps the calls in flight at `concurrency`, and
- * their rate.
+ * call took 36 s. Each pass keeps about two calls in flight, so half the slots' worth of windows
+ * fills them: 19 s at the default concurrency of 4 (two windows), 9.4 s at 8 (four). The
+ * client's limiter still caps the calls in flight at `concurrency`, and their rate.
  */
 export const windowsAtOnce = (concurrency: number) => Math.max(1, Math.floor(concurrency / 2));
 

@@ -68,6 +68,8 @@ export interface SyncClient {
      * of the record's text: the client skips checking them.
      */
     isKnown?: (records: { id: string | null; digest: string }[]) => Promise<boolean[]>;
+    /** Pages asked for ahead of the one being read (default the client's concurrency). */
+    pagesAhead?: number;
   }): AsyncIterable<DetailsPage>;
   getRequest(id: string, options?: { signal?: AbortSignal }): Promise<DetailResult>;
 }

@@ -193,6 +193,29 @@ describe('read endpoints', () => {
     expect(nock.isDone()).toBe(true);
   });
 
+  it('listRequestDetails asks for as many pages ahead as its caller says', async () => {
+    const asked: number[] = [];
+    let askedWhenPageTwoAnswered: number[] = [];
+    for (const n of [1, 2, 3, 4]) {
+      detailsPage(n).reply(() => {
+        asked.push(n);
+        if (n === 2) askedWhenPageTwoAnswered = [...asked].sort();
+        return [200, pageOf(n, 4, [`A${n}`])];
+      });
+    }
+    const { client } = makeClient({ concurrency: 4 });
+    const ids: string[] = [];
+    for await (const p of client.listRequestDetails({
+      from: FROM,
+      to: TO,
+      state: 'awaiting',
+      pagesAhead: 1,
+    }))
+      ids.push(...p.items.map((i) => i.request_id));
+    expect(ids).toEqual(['A1', 'A2', 'A3', 'A4']);
+    expect(askedWhenPageTwoAnswered).toEqual([1, 2]);
+  });
+
   it('listRequestDetails: a 404 for a page asked ahead ends the pages', async () => {
     detailsPage(1).reply(200, pageOf(1, 2, ['A1']));
     detailsPage(2).reply(404, { message: 'Invalid page.', code: 'common:not_found' });
