@@ -47,12 +47,5 @@ export async function readBody(response: Response, stall: StallTimer): Promise<U
     chunks.push(value);
     size += value.byteLength;
   }
-  if (chunks.length === 1) return chunks[0]!;
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
 }
