@@ -1,4 +1,3 @@
-import type { Dispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import type { TransportError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -12,7 +11,8 @@ import {
 import { classifyThrown } from './failures.js';
 import type { HttpRequest, HttpResponse, HttpTimeouts } from './http.js';
 import { parseRetryAfter } from './retry.js';
-import { readBody, stallTimer, type StallTimer } from './stall.js';
+import { stallTimer, type StallTimer } from './stall.js';
+import type { Wire, WireResponse } from './transport.js';
 
 /**
  * One attempt of a request: send it, read the body, and say what the outcome means for retrying
@@ -37,8 +37,8 @@ export type Attempt =
 export interface AttemptDeps {
   clock: Clock;
   log: Logger;
-  /** The connection pool; none: Node's own fetch dispatcher. */
-  dispatcher: Dispatcher | undefined;
+  /** The connection pool the attempt is sent on. */
+  wire: Wire;
   timeouts: HttpTimeouts;
   userAgent: string;
 }
@@ -78,7 +78,7 @@ async function attemptWithin(
   deps: AttemptDeps,
   { signal, timeoutSignal, stall }: AttemptLimits,
 ): Promise<Attempt> {
-  const { timeouts, userAgent, dispatcher, clock, log } = deps;
+  const { timeouts, userAgent, wire, clock, log } = deps;
   const headers: Record<string, string> = {
     accept: 'application/json',
     'user-agent': userAgent,
@@ -109,15 +109,11 @@ async function attemptWithin(
     };
   };
 
-  let response: Response;
+  let response: WireResponse;
   try {
-    // `redirect: manual`: the service does not redirect API calls, and following one could
-    // turn a POST into a GET or carry the bearer header elsewhere.
-    const init: RequestInit = { method: req.method, headers, body, signal, redirect: 'manual' };
-    // undici 7's Dispatcher type differs from the undici-types of @types/node; Node's fetch
-    // accepts it at run time (checked on Node 20). Without one, Node's own serves.
-    if (dispatcher) (init as { dispatcher?: unknown }).dispatcher = dispatcher;
-    response = await globalThis.fetch(req.url, init);
+    // No redirect is followed: the service does not redirect API calls, and following one could
+    // turn a POST into a GET or carry the bearer header elsewhere. A 3xx is an error status.
+    response = await wire.send({ url: req.url, method: req.method, headers, body, signal });
   } catch (error) {
     return thrown(error);
   }
@@ -126,7 +122,7 @@ async function attemptWithin(
   let bytes: Uint8Array;
   try {
     stall.restart(timeouts.bodyMs, 'UND_ERR_BODY_TIMEOUT');
-    bytes = await readBody(response, stall);
+    bytes = await response.readBody(stall);
   } catch (error) {
     // A 2xx status means the service did the work; only the echo was lost.
     if (isSuccess && req.responseBody === 'optional') {

@@ -1,5 +1,4 @@
 import { isTransportError } from '../errors.js';
-import type { Dispatcher } from 'undici';
 import { systemClock, type Clock } from '../clock.js';
 import { silentLogger, type Logger } from '../log.js';
 import { createActions, type LocationsApi, type ServiceActions } from './actions.js';
@@ -67,11 +66,6 @@ export interface ServiceClientOptions {
   clientSecret: string;
   clock?: Clock;
   log?: Logger;
-  /**
-   * Connection pool. By default Node's own fetch dispatcher, or an undici Agent of the client's
-   * own when its connect or keep-alive limit differs from Node's (closed in close()).
-   */
-  dispatcher?: Dispatcher;
   /** Random source of the backoff jitter, in [0, 1). */
   random?: () => number;
   /** Requests started per second; 0 means unlimited (default 10). */

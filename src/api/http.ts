@@ -1,5 +1,3 @@
-import type { Dispatcher } from 'undici';
-import { loadAgent } from '../undici.js';
 import type { Clock } from '../clock.js';
 import type { TransportError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -7,6 +5,7 @@ import { attemptOnce, type AttemptDeps } from './attempt.js';
 import type { CallContext, NotFoundScope } from './errors.js';
 import { createLimiter, type Limiter } from './limiter.js';
 import { decideRetry, resolveRetryPolicy, type RetryPolicy } from './retry.js';
+import { createWire, type ResponseHeaders } from './transport.js';
 import { pathOf } from './urls.js';
 
 /**
@@ -60,7 +59,7 @@ export interface HttpRequest {
 /** A 2xx response with its parsed JSON body (undefined when empty and allowed to be). */
 export interface HttpResponse {
   status: number;
-  headers: Headers;
+  headers: ResponseHeaders;
   body: unknown;
   attempts: number;
   /** Our clock when the answering attempt was sent, and when its answer arrived (epoch ms). */
@@ -108,24 +107,10 @@ export const DEFAULT_TIMEOUTS: HttpTimeouts = {
   attemptMs: 60_000,
 };
 
-/**
- * The connect and keep-alive limits of Node's own fetch dispatcher (undici's defaults). The
- * header, body and attempt limits are the attempt's own timers (attempt.ts), so a client with
- * these two needs no connection pool of its own: undici's Agent is some 30 files, 40 ms of CPU
- * to load at the start of every command that calls the service.
- */
-const NODE_FETCH_LIMITS = { connectMs: 10_000, keepAliveMs: 4_000 };
-
-/** Whether these limits need a connection pool of the client's own (an undici Agent). */
-export const needsOwnPool = (timeouts: HttpTimeouts): boolean =>
-  timeouts.connectMs !== NODE_FETCH_LIMITS.connectMs ||
-  timeouts.keepAliveMs !== NODE_FETCH_LIMITS.keepAliveMs;
-
 /** Options of `createHttp`. */
 export interface HttpOptions {
   clock: Clock;
   log: Logger;
-  dispatcher?: Dispatcher;
   random?: () => number;
   retry?: Partial<RetryPolicy>;
   timeouts?: Partial<HttpTimeouts>;
@@ -142,28 +127,18 @@ export interface HttpClient {
   /** Sends `req`, retrying per its mode; resolves with a 2xx or throws a TransportError. */
   request(req: HttpRequest): Promise<HttpResponse>;
   readonly limiter: Limiter;
-  /** Closes the connection pool if this layer created it. */
+  /** Closes the connection pool. */
   close(): Promise<void>;
 }
 
-/** Creates the HTTP layer; all attempts go through `globalThis.fetch` (which nock intercepts). */
+/** Creates the HTTP layer; all attempts go through node:http and node:https (transport.ts). */
 export function createHttp(options: HttpOptions): HttpClient {
   const { clock } = options;
   const log = options.log.child({ area: 'api' });
   const random = options.random ?? Math.random;
   const policy = resolveRetryPolicy(options.retry);
   const timeouts = { ...DEFAULT_TIMEOUTS, ...definedOnly(options.timeouts ?? {}) };
-  const isOwnDispatcher = options.dispatcher === undefined && needsOwnPool(timeouts);
-  const Agent = isOwnDispatcher ? loadAgent() : undefined;
-  const dispatcher =
-    options.dispatcher ??
-    (Agent &&
-      new Agent({
-        keepAliveTimeout: timeouts.keepAliveMs,
-        connectTimeout: timeouts.connectMs,
-        headersTimeout: timeouts.headersMs,
-        bodyTimeout: timeouts.bodyMs,
-      }));
+  const wire = createWire({ connectMs: timeouts.connectMs, keepAliveMs: timeouts.keepAliveMs });
   const limiter = createLimiter({
     clock,
     rateLimitPerSec: options.rateLimitPerSec ?? 0,
@@ -173,7 +148,7 @@ export function createHttp(options: HttpOptions): HttpClient {
   const attemptDeps: AttemptDeps = {
     clock,
     log,
-    dispatcher,
+    wire,
     timeouts,
     userAgent: options.userAgent ?? 'transport-sync',
   };
@@ -253,7 +228,7 @@ export function createHttp(options: HttpOptions): HttpClient {
     request,
     limiter,
     async close() {
-      if (isOwnDispatcher) await dispatcher?.close();
+      wire.close();
     },
   };
 }

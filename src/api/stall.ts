@@ -1,7 +1,7 @@
 /**
- * undici's headers and body timeouts, kept by the attempt itself so that Node's own fetch
- * dispatcher serves (http.ts): the time until the headers arrive, then the longest wait between
- * two chunks of the body. A stall aborts the attempt with the code undici gives the same timeout.
+ * The attempt's headers and body timeouts: the time until the headers arrive, then the longest
+ * wait between two chunks of the body. A stall aborts the attempt with the code undici gives the
+ * same timeout, so that logs and the retry rules read as they did when undici kept them.
  */
 export interface StallTimer {
   signal: AbortSignal;
@@ -32,20 +32,4 @@ function stalled(code: string, ms: number): Error {
   const error = new Error(`no progress for ${ms} ms (${code})`);
   error.name = 'TimeoutError';
   return Object.assign(error, { code });
-}
-
-/** The body's bytes, each chunk restarting the stall timer. */
-export async function readBody(response: Response, stall: StallTimer): Promise<Uint8Array> {
-  if (!response.body) return new Uint8Array();
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    stall.touch();
-    chunks.push(value);
-    size += value.byteLength;
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
 }

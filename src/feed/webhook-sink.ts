@@ -51,7 +51,7 @@ export function createWebhookSink(settings: WebhookSinkSettings, clock: Clock): 
     );
     let statusCode: number;
     try {
-      // Node's fetch over our own connection pool (the CA, the timeouts), as src/api does;
+      // Node's fetch over our own connection pool (the CA, the timeouts);
       // redirects are not followed: a POST must not turn into a GET, or go elsewhere.
       const init: RequestInit = {
         method: 'POST',

@@ -1,6 +1,14 @@
 import nock from 'nock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { hub, makeClient, mockToken, useNock, TOKEN_2, caught } from '../../helpers/api.js';
+import {
+  hub,
+  makeClient,
+  mockToken,
+  useNock,
+  TOKEN_2,
+  caught,
+  socketError,
+} from '../../helpers/api.js';
 
 const ACCEPT = '/api/openapi/v2.0/requests/K3J9QX2A/accept/';
 const LOCATIONS = '/api/openapi/v2.0/requests/K3J9QX2A/locations/';
@@ -20,8 +28,8 @@ describe('non-idempotent actions are retried only when certainly not processed',
   it.each([
     ['429', () => hub().put(ACCEPT).reply(429, {}, { 'Retry-After': '2' })],
     ['503 with Retry-After', () => hub().put(ACCEPT).reply(503, {}, { 'Retry-After': '3' })],
-    ['connection refused', () => hub().put(ACCEPT).replyWithError({ code: 'ECONNREFUSED' })],
-    ['DNS failure', () => hub().put(ACCEPT).replyWithError({ code: 'ENOTFOUND' })],
+    ['connection refused', () => hub().put(ACCEPT).replyWithError(socketError('ECONNREFUSED'))],
+    ['DNS failure', () => hub().put(ACCEPT).replyWithError(socketError('ENOTFOUND'))],
   ])('retries after %s', async (_name, fail) => {
     fail();
     hub().put(ACCEPT).reply(201, { response_notes: 'ok' });
@@ -40,17 +48,17 @@ describe('non-idempotent actions are retried only when certainly not processed',
     ['504', () => hub().put(ACCEPT).reply(504), 'api.server'],
     [
       'a reset connection',
-      () => hub().put(ACCEPT).replyWithError({ code: 'ECONNRESET' }),
+      () => hub().put(ACCEPT).replyWithError(socketError('ECONNRESET')),
       'api.network',
     ],
     [
       'a closed socket',
-      () => hub().put(ACCEPT).replyWithError({ code: 'UND_ERR_SOCKET' }),
+      () => hub().put(ACCEPT).replyWithError(socketError('UND_ERR_SOCKET')),
       'api.network',
     ],
     [
       'a body timeout',
-      () => hub().put(ACCEPT).replyWithError({ code: 'UND_ERR_BODY_TIMEOUT' }),
+      () => hub().put(ACCEPT).replyWithError(socketError('UND_ERR_BODY_TIMEOUT')),
       'api.timeout',
     ],
   ])('does not retry after %s; the outcome is unknown', async (_name, fail, code) => {

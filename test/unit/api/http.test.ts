@@ -10,6 +10,7 @@ import {
   useNock,
   START_MS,
   caught,
+  socketError,
 } from '../../helpers/api.js';
 
 const DETAIL = '/svc/openapi/v1.0/requests/K3J9QX2A/';
@@ -40,7 +41,7 @@ describe('retries of reads', () => {
     const events: CallEvent[] = [];
     base()
       .get(DETAIL)
-      .replyWithError({ code, message: 'boom' })
+      .replyWithError(socketError(code))
       .get(DETAIL)
       .reply(200, detailRecord('K3J9QX2A'));
     const { client } = makeClient({ onCall: (e) => events.push(e) });

@@ -17,6 +17,7 @@ import {
   TOKEN,
   TOKEN_2,
   caught,
+  socketError,
 } from '../../helpers/api.js';
 
 const DETAIL = '/svc/openapi/v1.0/requests/K3J9QX2A/';
@@ -114,7 +115,7 @@ describe('token errors', () => {
     expect(error.isRetryable).toBe(true);
     expect(error.details).toMatchObject({ causeCode: 'api.server', status: 502, attempts: 3 });
 
-    nock(AUTH).post('/v2.0/oauth2/token/').times(2).replyWithError({ code: 'ECONNRESET' });
+    nock(AUTH).post('/v2.0/oauth2/token/').times(2).replyWithError(socketError('ECONNRESET'));
     const network = await caught(makeTokens({ maxAttempts: 2 }).tokens.getToken());
     expect(network.code).toBe('api.token_unavailable');
     expect(network.details.causeCode).toBe('api.network');
