@@ -11,7 +11,7 @@ import {
 import { classifyThrown } from './failures.js';
 import type { HttpRequest, HttpResponse, HttpTimeouts } from './http.js';
 import { parseRetryAfter } from './retry.js';
-import { stallTimer, type StallTimer } from './stall.js';
+import { attemptTimers, type StallTimer } from './stall.js';
 import type { Wire, WireResponse } from './transport.js';
 
 /**
@@ -51,33 +51,26 @@ export async function attemptOnce(
 ): Promise<Attempt> {
   const { timeouts } = deps;
   // Real time, not the injected clock: these bound real I/O, and fake clocks never fire.
-  const timeoutSignal = AbortSignal.timeout(timeouts.attemptMs);
-  const stall = stallTimer(timeouts.headersMs, 'UND_ERR_HEADERS_TIMEOUT');
-  const signal = AbortSignal.any([
-    timeoutSignal,
-    stall.signal,
-    ...(req.signal ? [req.signal] : []),
-  ]);
+  const stall = attemptTimers(
+    timeouts.attemptMs,
+    timeouts.headersMs,
+    'UND_ERR_HEADERS_TIMEOUT',
+    req.signal,
+  );
   try {
-    return await attemptWithin(req, ctx, deps, { signal, timeoutSignal, stall });
+    return await attemptWithin(req, ctx, deps, stall);
   } finally {
     stall.stop();
   }
-}
-
-/** The limits of one attempt: its whole time, and the stall timer of its headers and body. */
-interface AttemptLimits {
-  signal: AbortSignal;
-  timeoutSignal: AbortSignal;
-  stall: StallTimer;
 }
 
 async function attemptWithin(
   req: HttpRequest,
   ctx: CallContext,
   deps: AttemptDeps,
-  { signal, timeoutSignal, stall }: AttemptLimits,
+  stall: StallTimer,
 ): Promise<Attempt> {
+  const { signal } = stall;
   const { timeouts, userAgent, wire, clock, log } = deps;
   const headers: Record<string, string> = {
     accept: 'application/json',
@@ -94,7 +87,7 @@ async function attemptWithin(
   }
   const thrown = (error: unknown): Attempt => {
     if (req.signal?.aborted) throw req.signal.reason; // the caller's abort is not a failure
-    const failure = classifyThrown(error, timeoutSignal.aborted || stall.signal.aborted);
+    const failure = classifyThrown(error, stall.isTimedOut);
     const extra = { ...(failure.errno !== undefined && { errno: failure.errno }) };
     return {
       kind: 'fail',

@@ -5,7 +5,7 @@ import net from 'node:net';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServiceClient, isOutcomeUnknown } from '../../../src/api/index.js';
-import { stallTimer } from '../../../src/api/stall.js';
+import { attemptTimers } from '../../../src/api/stall.js';
 import { createWire } from '../../../src/api/transport.js';
 import { TransportError } from '../../../src/errors.js';
 import {
@@ -242,7 +242,7 @@ describe('the wire: what fetch did, kept', () => {
       body: undefined,
       signal: new AbortController().signal,
     });
-    const stall = stallTimer(5_000, 'UND_ERR_BODY_TIMEOUT');
+    const stall = attemptTimers(5_000, 5_000, 'UND_ERR_BODY_TIMEOUT');
     const body = Buffer.from(await response.readBody(stall)).toString();
     stall.stop();
     expect([response.status, JSON.parse(body)]).toEqual([200, { ok: true }]);
