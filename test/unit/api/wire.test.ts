@@ -164,6 +164,35 @@ describe('the wire (loopback server)', () => {
 });
 
 describe('the wire: what fetch did, kept', () => {
+  it("a caller's abort ends a call with the caller's reason, waiting for headers or mid-body", async () => {
+    let arrive = () => {};
+    const arrived = new Promise<void>((resolve) => (arrive = resolve));
+    const url = await serve((req, res) => {
+      arrive();
+      if (req.url?.includes('/headers-never/')) return; // never answers
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"partial": ');
+    });
+    const wire = createWire({ connectMs: 5_000, keepAliveMs: 1_000 });
+    const call = (path: string, signal: AbortSignal) =>
+      wire.send({ url: `${url}${path}`, method: 'GET', headers: {}, body: undefined, signal });
+    // Waiting for the headers.
+    const early = new AbortController();
+    const waiting = call('/headers-never/', early.signal);
+    await arrived;
+    early.abort(new Error('shutting down'));
+    await expect(waiting).rejects.toThrow('shutting down');
+    // Mid-body: the headers are in, the body stops after its first bytes.
+    const late = new AbortController();
+    const response = await call('/body-stops/', late.signal);
+    const timers = attemptTimers(5_000, 5_000, 'UND_ERR_BODY_TIMEOUT', late.signal);
+    const body = response.readBody(timers);
+    late.abort(new Error('shutting down'));
+    await expect(body).rejects.toThrow('shutting down');
+    timers.stop();
+    wire.close();
+  });
+
   it('asks for gzip and deflate, and decodes either', async () => {
     const record = detailRecord('K3J9QX2A');
     const encodings: (string | undefined)[] = [];
