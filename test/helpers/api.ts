@@ -17,6 +17,12 @@ import {
 
 export * from './service-fixtures.js';
 
+// Importing nock switches its interception on for the whole process. Vitest's workers run their
+// files one after another in one module graph (isolate: false), so a file that takes only a
+// helper from here would leave every later file of its worker on nock's sockets, real loopback
+// servers included (through nock's passthrough). Interception is on only inside useNock().
+if (nock.isActive()) nock.restore();
+
 /** A client on the test bases with a fake clock, mid-range jitter and no rate limit. */
 export function makeClient(overrides: Partial<ServiceClientOptions> = {}) {
   const clock = (overrides.clock as FakeClock | undefined) ?? createFakeClock();

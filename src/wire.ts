@@ -3,7 +3,6 @@ import type https from 'node:https';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import type zlib from 'node:zlib';
-import type { StallTimer } from './stall.js';
 
 // node:https (TLS) and node:zlib are loaded when first needed: a command against a loopback
 // simulator needs neither, and they are some 6 ms of a start.
@@ -12,8 +11,8 @@ const loadHttps = () => require('node:https') as typeof https;
 const loadZlib = () => require('node:zlib') as typeof zlib;
 
 /*
- * The wire under the HTTP layer: node:http and node:https with a keep-alive pool of the client's
- * own. Node's fetch did this before; it costs a first sync some 30 ms to load (undici's bundle
+ * The wire under the service client's HTTP layer (src/api/http.ts) and the feed's webhook sink:
+ * node:http and node:https with a keep-alive pool of the caller's own, and an attempt's timers. Node's fetch did this before; it costs a first sync some 30 ms to load (undici's bundle
  * inside Node) and about 0.6 ms of CPU a call beside node:http for the same calls (its WHATWG
  * streams and Request/Response objects), which a cycle of hundreds of calls pays in full
  * (docs/performance.md). What fetch did that the service client relies on is kept here: gzip
@@ -218,4 +217,77 @@ function decoded(bytes: Buffer, encoding: string | undefined): Uint8Array {
     default:
       return bytes;
   }
+}
+
+/**
+ * The limits of one attempt, on one AbortController: the whole attempt's time, and the stall
+ * timer of its headers and body (the time until the headers arrive, then the longest wait between
+ * two chunks of the body). The caller's own signal aborts it too. A stall aborts with the code
+ * undici gives the same timeout, so that logs and the retry rules read as they did when undici
+ * kept them.
+ *
+ * One controller and two plain timers, rather than AbortSignal.timeout and AbortSignal.any: a
+ * first sync makes some 170 attempts, and those two cost it about 7 ms of CPU and their garbage
+ * (docs/performance.md).
+ */
+export interface StallTimer {
+  /** Aborted by either timer or by the caller's signal, with that one's reason. */
+  signal: AbortSignal;
+  /** From now on, `ms` without progress aborts with `code`. */
+  restart(ms: number, code: string): void;
+  /** Progress: the wait starts again. */
+  touch(): void;
+  /** Whether a timer fired (not the caller). */
+  readonly isTimedOut: boolean;
+  stop(): void;
+}
+
+/** Starts an attempt's timers: `attemptMs` in all, `stallMs` without progress (`code`). */
+export function attemptTimers(
+  attemptMs: number,
+  stallMs: number,
+  code: string,
+  callerSignal?: AbortSignal,
+): StallTimer {
+  const controller = new AbortController();
+  let isTimedOut = false;
+  const timeOut = (reason: Error) => {
+    isTimedOut = true;
+    controller.abort(reason);
+  };
+  const start = (waitMs: number, reason: string) =>
+    setTimeout(() => timeOut(stalled(reason, waitMs)), waitMs).unref();
+  let stall = start(stallMs, code);
+  const whole = setTimeout(() => timeOut(attemptTimeout(attemptMs)), attemptMs).unref();
+  const onCallerAbort = () => controller.abort(callerSignal!.reason);
+  if (callerSignal?.aborted) onCallerAbort();
+  else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+  return {
+    signal: controller.signal,
+    restart(waitMs, reason) {
+      clearTimeout(stall);
+      stall = start(waitMs, reason);
+    },
+    touch: () => void stall.refresh(),
+    get isTimedOut() {
+      return isTimedOut;
+    },
+    stop() {
+      clearTimeout(stall);
+      clearTimeout(whole);
+      callerSignal?.removeEventListener('abort', onCallerAbort);
+    },
+  };
+}
+
+function stalled(code: string, ms: number): Error {
+  const error = new Error(`no progress for ${ms} ms (${code})`);
+  error.name = 'TimeoutError';
+  return Object.assign(error, { code });
+}
+
+function attemptTimeout(ms: number): Error {
+  const error = new Error(`the attempt took longer than ${ms} ms`);
+  error.name = 'TimeoutError';
+  return error;
 }
