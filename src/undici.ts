@@ -7,7 +7,7 @@ import type * as Undici from 'undici';
  * cookies, cache, mocks, HTTP/2): 70 ms of CPU at every start of a command that only needs a
  * connection pool (measured: requiring the index 0.17 s, agent.js 0.10 s, nothing 0.06 s). The
  * Agent alone is still some 30 files, 40 ms to require: the service client goes without it and
- * without fetch (src/api/transport.ts); the feed's webhook sink and the simulator load it.
+ * without fetch (src/wire.ts), as does the feed's webhook sink; the simulator loads it.
  * test/unit/undici.test.ts holds them to be the very functions the index exports, so an upgrade
  * that moves them fails there.
  */

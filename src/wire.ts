@@ -12,11 +12,12 @@ const loadZlib = () => require('node:zlib') as typeof zlib;
 
 /*
  * The wire under the service client's HTTP layer (src/api/http.ts) and the feed's webhook sink:
- * node:http and node:https with a keep-alive pool of the caller's own, and an attempt's timers. Node's fetch did this before; it costs a first sync some 30 ms to load (undici's bundle
- * inside Node) and about 0.6 ms of CPU a call beside node:http for the same calls (its WHATWG
- * streams and Request/Response objects), which a cycle of hundreds of calls pays in full
- * (docs/performance.md). What fetch did that the service client relies on is kept here: gzip
- * and deflate asked for and decoded, no redirect followed, the abort reason thrown as it is.
+ * node:http and node:https with a keep-alive pool of the caller's own, and an attempt's timers.
+ * Node's fetch did this before; it costs a first sync some 30 ms to load (undici's bundle inside
+ * Node) and about 0.6 ms of CPU a call beside node:http for the same calls (its WHATWG streams
+ * and Request/Response objects), which a cycle of hundreds of calls pays in full
+ * (docs/performance.md). What fetch did that the callers rely on is kept here: gzip and deflate
+ * asked for and decoded, no redirect followed, the abort reason thrown as it is.
  */
 
 /** The limits of the pool's connections. */
@@ -26,9 +27,9 @@ export interface WireLimits {
   /** How long an idle connection is kept for the next call (the server's own hint if shorter). */
   keepAliveMs: number;
   /**
-   * Certificates to trust instead of Node's roots (PEM). None in production: an operator whose
-   * service is reached through a private CA gives it with NODE_EXTRA_CA_CERTS, which Node adds to
-   * its roots. The tests reach a loopback server with a certificate of their own.
+   * Certificates to trust instead of Node's roots (PEM): the feed webhook's
+   * TRANSPORT_FEED_WEBHOOK_CA_FILE. The service client has none: an operator whose service is
+   * reached through a private CA gives it with NODE_EXTRA_CA_CERTS, which Node adds to its roots.
    */
   ca?: string | Buffer;
 }

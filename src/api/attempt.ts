@@ -11,8 +11,7 @@ import {
 import { classifyThrown } from './failures.js';
 import type { HttpRequest, HttpResponse, HttpTimeouts } from './http.js';
 import { parseRetryAfter } from './retry.js';
-import { attemptTimers, type StallTimer } from './stall.js';
-import type { Wire, WireResponse } from './transport.js';
+import { attemptTimers, type StallTimer, type Wire, type WireResponse } from '../wire.js';
 
 /**
  * One attempt of a request: send it, read the body, and say what the outcome means for retrying

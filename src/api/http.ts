@@ -5,7 +5,7 @@ import { attemptOnce, type AttemptDeps } from './attempt.js';
 import type { CallContext, NotFoundScope } from './errors.js';
 import { createLimiter, type Limiter } from './limiter.js';
 import { decideRetry, resolveRetryPolicy, type RetryPolicy } from './retry.js';
-import { createWire, type ResponseHeaders } from './transport.js';
+import { createWire, type ResponseHeaders } from '../wire.js';
 import { pathOf } from './urls.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import { TransportError } from '../errors.js';
-import { loadAgent } from '../undici.js';
+import { attemptTimers, createWire } from '../wire.js';
 import type { ChangeDocument } from './document.js';
 import type { Sink } from './publisher.js';
 import { readSettingFile } from './setting-file.js';
@@ -8,6 +8,9 @@ import { parseWebhookSecret, signatureHeaders } from './signature.js';
 
 /** How long one delivery may take, from connecting to the end of the answer. */
 const DELIVERY_TIMEOUT_MS = 10_000;
+
+/** How long an idle connection to the receiver is kept for the next delivery. */
+const KEEP_ALIVE_MS = 4_000;
 
 /** The outbound webhook's settings. */
 export interface WebhookSinkSettings {
@@ -34,11 +37,12 @@ export function createWebhookSink(settings: WebhookSinkSettings, clock: Clock): 
     ? readSettingFile(settings.caFile, 'TRANSPORT_FEED_WEBHOOK_CA_FILE')
     : undefined;
   const url = new URL(settings.url);
-  const Agent = loadAgent();
-  const agent = new Agent({
-    connect: { ...(ca && { ca }), timeout: DELIVERY_TIMEOUT_MS },
-    headersTimeout: DELIVERY_TIMEOUT_MS,
-    bodyTimeout: DELIVERY_TIMEOUT_MS,
+  // The service client's own connection pool (src/wire.ts): no redirect is followed,
+  // so a POST never turns into a GET or goes elsewhere.
+  const wire = createWire({
+    connectMs: DELIVERY_TIMEOUT_MS,
+    keepAliveMs: KEEP_ALIVE_MS,
+    ...(ca && { ca }),
   });
 
   async function post(document: ChangeDocument, signal: AbortSignal): Promise<void> {
@@ -50,21 +54,24 @@ export function createWebhookSink(settings: WebhookSinkSettings, clock: Clock): 
       body,
     );
     let statusCode: number;
+    const timers = attemptTimers(
+      DELIVERY_TIMEOUT_MS,
+      DELIVERY_TIMEOUT_MS,
+      'UND_ERR_HEADERS_TIMEOUT',
+      signal,
+    );
     try {
-      // Node's fetch over our own connection pool (the CA, the timeouts);
-      // redirects are not followed: a POST must not turn into a GET, or go elsewhere.
-      const init: RequestInit = {
+      const answer = await wire.send({
+        url: settings.url,
         method: 'POST',
         headers: { 'content-type': 'application/json', ...headers },
         body,
-        signal,
-        redirect: 'manual',
-      };
-      // undici 7's Dispatcher type differs from @types/node's; Node's fetch accepts it.
-      (init as { dispatcher?: unknown }).dispatcher = agent;
-      const answer = await globalThis.fetch(url, init);
+        signal: timers.signal,
+      });
       statusCode = answer.status;
-      await answer.body?.cancel();
+      // Read to its end, so that the connection serves the next delivery.
+      timers.restart(DELIVERY_TIMEOUT_MS, 'UND_ERR_BODY_TIMEOUT');
+      await answer.readBody(timers);
     } catch (error) {
       throw new TransportError({
         code: 'feed.delivery_failed',
@@ -72,6 +79,8 @@ export function createWebhookSink(settings: WebhookSinkSettings, clock: Clock): 
         isRetryable: true,
         cause: error,
       });
+    } finally {
+      timers.stop();
     }
     if (statusCode < 200 || statusCode > 299) {
       throw new TransportError({
@@ -93,6 +102,6 @@ export function createWebhookSink(settings: WebhookSinkSettings, clock: Clock): 
         acknowledged(document.position);
       }
     },
-    close: () => agent.close(),
+    close: async () => wire.close(),
   };
 }

@@ -1,5 +1,6 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -24,6 +25,7 @@ import { feedPositions, writeRequests } from '../../helpers/feed.js';
 import { changeDocumentValidator } from '../../helpers/feed-schema.js';
 import { tempDir } from '../../helpers/records.js';
 import { standardWebhookProblem } from '../../helpers/standard-webhooks.js';
+import { createTestCa } from '../../helpers/tls-certs.js';
 
 /*
  * The outbound webhook sink and its publisher against a receiver on loopback that checks every
@@ -242,5 +244,53 @@ describe('the outbound webhook sink', () => {
         .requestChanges,
     ).toBe(0);
     expect((await pruneHistory({ db, retentionDays: 30, now })).requestChanges).toBe(2);
+  });
+});
+
+describe('the outbound webhook sink over HTTPS', () => {
+  it("trusts the receiver's certificate through TRANSPORT_FEED_WEBHOOK_CA_FILE, and only so", async () => {
+    const dir = tempDir();
+    const ca = createTestCa(dir);
+    const { certFile, keyFile } = ca.issue('receiver');
+    const bodies: string[] = [];
+    const server = createHttpsServer(
+      { cert: readFileSync(certFile), key: readFileSync(keyFile) },
+      (request, response) => {
+        let body = '';
+        request.on('data', (chunk) => (body += chunk));
+        request.on('end', () => {
+          bodies.push(body);
+          response.writeHead(204).end();
+        });
+      },
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/feed/`;
+    const document = { position: 1, kind: 'test' } as unknown as ChangeDocument;
+    const deliver = async (caFile?: string) => {
+      const sink = createWebhookSink(
+        { url, secretFile, isPhiIncluded: false, ...(caFile && { caFile }) },
+        systemClock,
+      );
+      const acknowledged: number[] = [];
+      try {
+        await sink.deliver(
+          [document],
+          new AbortController().signal,
+          (position) => acknowledged.push(position),
+          async () => undefined, // the webhook sink looks nothing up
+        );
+        return acknowledged;
+      } finally {
+        await sink.close();
+      }
+    };
+    expect(await deliver(ca.caFile)).toEqual([1]);
+    expect(JSON.parse(bodies[0]!)).toEqual({ position: 1, kind: 'test' });
+    const refused = await deliver().catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'feed.delivery_failed' });
+    expect(bodies).toHaveLength(1);
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 });

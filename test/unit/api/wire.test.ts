@@ -5,8 +5,7 @@ import net from 'node:net';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServiceClient, isOutcomeUnknown } from '../../../src/api/index.js';
-import { attemptTimers } from '../../../src/api/stall.js';
-import { createWire } from '../../../src/api/transport.js';
+import { attemptTimers, createWire } from '../../../src/wire.js';
 import { TransportError } from '../../../src/errors.js';
 import {
   CLIENT_ID,
@@ -19,7 +18,7 @@ import { tempDir } from '../../helpers/records.js';
 import { createTestCa } from '../../helpers/tls-certs.js';
 
 /**
- * The one place the production path runs: the client's own connection pool (src/api/transport.ts)
+ * The one place the production path runs: the client's own connection pool (src/wire.ts)
  * against a loopback server (nock replaces the transport's sockets, so it never exercises the
  * pool, its connect timer or the attempt's timers).
  */
