@@ -19,8 +19,8 @@ const ROOT = import.meta.dirname;
  * (src/db/schema, plain descriptions) and nothing else of db; db applies its plans.
  *
  * simulator stands beside the stack: only cli (and test/, bench/) start it, and it uses only the
- * root files. The root files (src/*.ts: clock, errors, error-codes, time, log, process, listen)
- * import only each other: the areas' error catalogs register their codes with src/error-codes.ts
+ * root files. The root files (src/*.ts: clock, errors, error-codes, time, json, log, process,
+ * listen, undici, wire) import only each other: the areas' error catalogs register their codes with src/error-codes.ts
  * (declaration merging), and cli merges them for the exit codes.
  *
  * Each entry: the area, and the areas it must not import from.
