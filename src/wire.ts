@@ -53,8 +53,8 @@ export interface ResponseHeaders {
 export interface WireResponse {
   status: number;
   headers: ResponseHeaders;
-  /** The whole body, decoded from its content encoding; each chunk touches `stall`. */
-  readBody(stall: StallTimer): Promise<Uint8Array>;
+  /** The whole body, decoded from its content encoding; each chunk touches the stall timer. */
+  readBody(timers: AttemptTimers): Promise<Uint8Array>;
 }
 
 /** Sends requests over one keep-alive pool. */
@@ -113,10 +113,6 @@ function send(req: WireRequest, pools: Pools, connectMs: number): Promise<WireRe
     // What fetch throws on an abort: the signal's reason itself.
     const onAbort = () => outgoing.destroy(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
-    const settle = () => {
-      stopConnectTimer();
-      signal.removeEventListener('abort', onAbort);
-    };
     outgoing.on('socket', (socket: Socket) => {
       if (!socket.connecting) return; // a pooled connection
       connectTimer = setTimeout(() => outgoing.destroy(connectTimeout(connectMs)), connectMs);
@@ -124,7 +120,8 @@ function send(req: WireRequest, pools: Pools, connectMs: number): Promise<WireRe
       socket.once(isHttps ? 'secureConnect' : 'connect', stopConnectTimer);
     });
     outgoing.on('error', (error) => {
-      settle();
+      stopConnectTimer();
+      signal.removeEventListener('abort', onAbort);
       reject(error);
     });
     outgoing.on('response', (incoming) => {
@@ -132,9 +129,9 @@ function send(req: WireRequest, pools: Pools, connectMs: number): Promise<WireRe
       resolve({
         status: incoming.statusCode ?? 0,
         headers: headersOf(incoming.headers),
-        readBody: (stall) => {
+        readBody: (timers) => {
           signal.removeEventListener('abort', onAbort);
-          return readIncoming(incoming, stall, signal);
+          return readIncoming(incoming, timers, signal);
         },
       });
     });
@@ -161,7 +158,7 @@ function headersOf(raw: http.IncomingHttpHeaders): ResponseHeaders {
 /** The body's bytes; an abort ends the read with the signal's reason, as fetch's does. */
 function readIncoming(
   incoming: http.IncomingMessage,
-  stall: StallTimer,
+  timers: AttemptTimers,
   signal: AbortSignal,
 ): Promise<Uint8Array> {
   return new Promise<Uint8Array>((resolve, reject) => {
@@ -175,9 +172,8 @@ function readIncoming(
     };
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
-    incoming.once('close', () => signal.removeEventListener('abort', onAbort));
     incoming.on('data', (chunk: Buffer) => {
-      stall.touch();
+      timers.touch();
       chunks.push(chunk);
       size += chunk.byteLength;
     });
@@ -194,8 +190,9 @@ function readIncoming(
       isDone = true;
       reject(error);
     });
-    // A connection that closes before the body ends, without an error of its own.
     incoming.on('close', () => {
+      signal.removeEventListener('abort', onAbort);
+      // A connection that closed before the body ended, without an error of its own.
       if (!isDone) reject(Object.assign(new Error('the body ended early'), { code: 'ECONNRESET' }));
     });
   });
@@ -231,7 +228,7 @@ function decoded(bytes: Buffer, encoding: string | undefined): Uint8Array {
  * first sync makes some 170 attempts, and those two cost it about 7 ms of CPU and their garbage
  * (docs/performance.md).
  */
-export interface StallTimer {
+export interface AttemptTimers {
   /** Aborted by either timer or by the caller's signal, with that one's reason. */
   signal: AbortSignal;
   /** From now on, `ms` without progress aborts with `code`. */
@@ -249,7 +246,7 @@ export function attemptTimers(
   stallMs: number,
   code: string,
   callerSignal?: AbortSignal,
-): StallTimer {
+): AttemptTimers {
   const controller = new AbortController();
   let isTimedOut = false;
   const timeOut = (reason: Error) => {

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { TransportError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { attemptTimers, type AttemptTimers, type Wire, type WireResponse } from '../wire.js';
 import {
   errorFromStatus,
   malformedResponse,
@@ -11,7 +12,6 @@ import {
 import { classifyThrown } from './failures.js';
 import type { HttpRequest, HttpResponse, HttpTimeouts } from './http.js';
 import { parseRetryAfter } from './retry.js';
-import { attemptTimers, type StallTimer, type Wire, type WireResponse } from '../wire.js';
 
 /**
  * One attempt of a request: send it, read the body, and say what the outcome means for retrying
@@ -50,16 +50,16 @@ export async function attemptOnce(
 ): Promise<Attempt> {
   const { timeouts } = deps;
   // Real time, not the injected clock: these bound real I/O, and fake clocks never fire.
-  const stall = attemptTimers(
+  const timers = attemptTimers(
     timeouts.attemptMs,
     timeouts.headersMs,
     'UND_ERR_HEADERS_TIMEOUT',
     req.signal,
   );
   try {
-    return await attemptWithin(req, ctx, deps, stall);
+    return await attemptWithin(req, ctx, deps, timers);
   } finally {
-    stall.stop();
+    timers.stop();
   }
 }
 
@@ -67,9 +67,9 @@ async function attemptWithin(
   req: HttpRequest,
   ctx: CallContext,
   deps: AttemptDeps,
-  stall: StallTimer,
+  timers: AttemptTimers,
 ): Promise<Attempt> {
-  const { signal } = stall;
+  const { signal } = timers;
   const { timeouts, userAgent, wire, clock, log } = deps;
   const headers: Record<string, string> = {
     accept: 'application/json',
@@ -86,7 +86,7 @@ async function attemptWithin(
   }
   const thrown = (error: unknown): Attempt => {
     if (req.signal?.aborted) throw req.signal.reason; // the caller's abort is not a failure
-    const failure = classifyThrown(error, stall.isTimedOut);
+    const failure = classifyThrown(error, timers.isTimedOut);
     const extra = { ...(failure.errno !== undefined && { errno: failure.errno }) };
     return {
       kind: 'fail',
@@ -113,8 +113,8 @@ async function attemptWithin(
   const isSuccess = status >= 200 && status < 300;
   let bytes: Uint8Array;
   try {
-    stall.restart(timeouts.bodyMs, 'UND_ERR_BODY_TIMEOUT');
-    bytes = await response.readBody(stall);
+    timers.restart(timeouts.bodyMs, 'UND_ERR_BODY_TIMEOUT');
+    bytes = await response.readBody(timers);
   } catch (error) {
     // A 2xx status means the service did the work; only the echo was lost.
     if (isSuccess && req.responseBody === 'optional') {

@@ -1,11 +1,11 @@
 import type { Clock } from '../clock.js';
 import type { TransportError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { createWire, type ResponseHeaders } from '../wire.js';
 import { attemptOnce, type AttemptDeps } from './attempt.js';
 import type { CallContext, NotFoundScope } from './errors.js';
 import { createLimiter, type Limiter } from './limiter.js';
 import { decideRetry, resolveRetryPolicy, type RetryPolicy } from './retry.js';
-import { createWire, type ResponseHeaders } from '../wire.js';
 import { pathOf } from './urls.js';
 
 /**
@@ -131,7 +131,7 @@ export interface HttpClient {
   close(): Promise<void>;
 }
 
-/** Creates the HTTP layer; all attempts go through node:http and node:https (transport.ts). */
+/** Creates the HTTP layer; all attempts go through node:http and node:https (src/wire.ts). */
 export function createHttp(options: HttpOptions): HttpClient {
   const { clock } = options;
   const log = options.log.child({ area: 'api' });
