@@ -11,6 +11,16 @@ export type Engine = 'sqlite' | 'postgres';
 /** Named parameters of a statement: `@name` in the SQL. */
 export type Params = object;
 
+/**
+ * An INSERT of rows: the table, the columns each row gives as members of those names, and what
+ * a row whose key is taken does (`ON CONFLICT ...`), if anything.
+ */
+export interface RowsInsert {
+  readonly table: string;
+  readonly columns: readonly string[];
+  readonly onConflict?: string;
+}
+
 /** Runs statements on one connection (inside a transaction, when it came from one). */
 export interface Sql {
   readonly dialect: Dialect;
@@ -20,7 +30,19 @@ export interface Sql {
   get<T>(text: string, params?: Params): Promise<T | undefined>;
   /** Runs a statement; resolves to the number of rows it changed. */
   run(text: string, params?: Params): Promise<number>;
+  /**
+   * Inserts `rows`, in order, each giving every one of `into.columns`. SQLite writes them several
+   * to a statement (sqlite/insert-shapes.ts); PostgreSQL one to a statement, as its batches write
+   * their rows with the set statements instead.
+   */
+  insertRows(into: RowsInsert, rows: readonly object[]): Promise<void>;
 }
+
+/** The single-row INSERT of `into`, with named parameters. */
+export const insertOneSql = ({ table, columns, onConflict }: RowsInsert): string =>
+  `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})${
+    onConflict ? ` ${onConflict}` : ''
+  }`;
 
 /**
  * Runs `work` inside a savepoint of the transaction `sql` belongs to: when it throws, what it

@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import type { Connection, Dialect, Params, ReadOptions, Sql } from '../sql.js';
+import {
+  insertOneSql,
+  type Connection,
+  type Dialect,
+  type Params,
+  type ReadOptions,
+  type Sql,
+} from '../sql.js';
 import { nestingCheck } from '../nesting-check.js';
 import { postgresError } from './errors.js';
 
@@ -86,6 +93,10 @@ function clientSql(client: pg.PoolClient | pg.Pool, compiled: Map<string, Compil
     },
     async run(text: string, params?: Params) {
       return (await query(text, params)).rowCount ?? 0;
+    },
+    async insertRows(into, rows) {
+      const text = insertOneSql(into);
+      for (const row of rows) await query(text, row);
     },
   };
 }

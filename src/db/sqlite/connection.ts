@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import type { Connection, Dialect, Params, ReadOptions, Sql } from '../sql.js';
 import { nestingCheck } from '../nesting-check.js';
+import { createRowInserter } from './insert-shapes.js';
 import type { Checkpointer, CheckpointStatus } from './checkpointer.js';
 import { databaseError } from './errors.js';
 
@@ -42,6 +43,7 @@ export function sqliteConnection(
     return statement;
   };
   const bind = (params?: Params) => (params === undefined ? [] : [params]);
+  const insertRows = createRowInserter(sqlite);
   const sql: Sql = {
     dialect: SQLITE_DIALECT,
     async all<T>(text: string, params?: Params) {
@@ -52,6 +54,9 @@ export function sqliteConnection(
     },
     async run(text: string, params?: Params) {
       return prepare(text).run(...bind(params)).changes;
+    },
+    async insertRows(into, rows) {
+      insertRows(into, rows);
     },
   };
 

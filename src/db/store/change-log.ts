@@ -1,7 +1,7 @@
 import type { ChangeRow } from '../../mirror/request-plan.js';
 import { withSavepoint, type Sql } from '../sql.js';
 import { REQUEST_SET_SQL as SET } from './request-batch-sql.js';
-import { requestSql } from './request-sql.js';
+import { ROW_INSERTS } from './request-sql.js';
 
 /**
  * The transaction-level advisory lock under which a PostgreSQL transaction numbers its change
@@ -24,24 +24,26 @@ export const CHANGE_POSITION_LOCK = 7_461_019_003;
  */
 export function createChangeLog(sql: Sql, now: () => string) {
   const isDeferred = sql.dialect.engine === 'postgres';
-  const one = requestSql(sql.dialect);
   const pending: ChangeRow[] = [];
   // Changes the running transaction logged, kept or flushed: for the store's commit listeners.
   let logged = 0;
 
-  /** Logs a change of the running transaction. */
-  async function add(change: ChangeRow): Promise<void> {
-    if (isDeferred) pending.push(change);
-    else await sql.run(one.insertChange, { ...change, committed_at: now() });
-    logged += 1;
+  /** Logs changes of the running transaction, in order. */
+  async function addAll(changes: readonly ChangeRow[]): Promise<void> {
+    if (isDeferred) {
+      for (const change of changes) pending.push(change);
+    } else {
+      const committedAt = now();
+      const rows = changes.map((change) => ({ ...change, committed_at: committedAt }));
+      await sql.insertRows(ROW_INSERTS.changes, rows);
+    }
+    logged += changes.length;
   }
 
   return {
-    add,
-    /** Logs changes of the running transaction, in order. */
-    async addAll(changes: readonly ChangeRow[]): Promise<void> {
-      for (const change of changes) await add(change);
-    },
+    /** Logs a change of the running transaction. */
+    add: (change: ChangeRow) => addAll([change]),
+    addAll,
     /**
      * Runs `work` in a savepoint (see withSavepoint): when it throws, the changes it logged are
      * dropped with the rest of what it wrote.

@@ -15,8 +15,10 @@ import {
 import { idsParam as idsParamOf, insertRows, isAmongIds } from '../set-sql.js';
 import type { ChangeLog } from './change-log.js';
 import {
+  insertOneSql,
   jsonWithUnstorableSpelledOut,
   unstorableTextIn,
+  type RowsInsert,
   type Sql,
   type UnstorableText,
 } from '../sql.js';
@@ -56,13 +58,16 @@ const profileWriteRow = ({ profile, eventId, updatedAt }: ProfileObservation) =>
   Object.assign(newProfileWrite(), profile, { event_id: eventId, updated_at: updatedAt });
 
 /** A profile, unless a later event (by event_id) already wrote the request's. */
-const UPSERT_PROFILE = `INSERT INTO request_profiles (${PROFILE_WRITE.join(', ')})
-  VALUES (${PROFILE_WRITE.map((c) => `@${c}`).join(', ')})
-  ON CONFLICT (request_id) DO UPDATE SET
+const PROFILE_UPSERT: RowsInsert = {
+  table: 'request_profiles',
+  columns: PROFILE_WRITE,
+  onConflict: `ON CONFLICT (request_id) DO UPDATE SET
   ${PROFILE_WRITE.slice(1)
     .map((c) => `${c} = excluded.${c}`)
     .join(', ')}
-  WHERE excluded.event_id >= request_profiles.event_id`;
+  WHERE excluded.event_id >= request_profiles.event_id`,
+};
+const UPSERT_PROFILE = insertOneSql(PROFILE_UPSERT);
 
 /** UPSERT_PROFILE for the rows in `@rows`, one per request (PostgreSQL). */
 const UPSERT_PROFILES = `${insertRows(requestProfiles, PROFILE_WRITE)}
@@ -226,8 +231,8 @@ export function createEventStore(sql: Sql, changes: ChangeLog) {
       return later;
     },
     /**
-     * writeProfile for profiles of distinct requests: one statement on PostgreSQL, a statement
-     * each on SQLite (where a prepared statement per row costs less than unpacking JSON), after
+     * writeProfile for profiles of distinct requests: one statement on PostgreSQL, several rows
+     * to a statement on SQLite (where that costs less than unpacking JSON), after
      * one that reads the stored profiles for the change log (see mirror/profile-plan.ts).
      */
     async writeProfiles(profiles: readonly ProfileWrite[]): Promise<void> {
@@ -236,7 +241,7 @@ export function createEventStore(sql: Sql, changes: ChangeLog) {
       const rows = profiles.map(profileWriteRow);
       if (sql.dialect.engine === 'postgres')
         await sql.run(UPSERT_PROFILES, { rows: JSON.stringify(rows) });
-      else for (const row of rows) await sql.run(UPSERT_PROFILE, row);
+      else await sql.insertRows(PROFILE_UPSERT, rows);
     },
     /** Writes a profile unless a later event already wrote it; true when written. */
     async writeProfile(profile: ProfileRow, eventId: string, updatedAt: string): Promise<boolean> {

@@ -15,7 +15,7 @@ import {
   REQUEST_SET_SQL as SET,
   requestBatchSql,
 } from './request-batch-sql.js';
-import { keepsIndexedColumns, requestSql } from './request-sql.js';
+import { keepsIndexedColumns, requestSql, ROW_INSERTS } from './request-sql.js';
 import type { WrittenCache } from './written-cache.js';
 import { idsParam as idsParamOf } from '../set-sql.js';
 
@@ -91,7 +91,7 @@ export function createPartialBatch({
     } else {
       for (const { request_id: id, role } of plan.movedRoles)
         await sql.run(one.deleteLocation, { id, role });
-      for (const location of plan.locations) await sql.run(one.insertLocation, location);
+      await sql.insertRows(ROW_INSERTS.locations, plan.locations);
     }
     await changes.addAll(plan.changes);
   }

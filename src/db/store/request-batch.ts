@@ -7,10 +7,10 @@ import {
 import type { RequestWrite, StoredRow, WriteOutcome } from '../../mirror/observations.js';
 import type { DetailRow } from '../../mirror/request-plan.js';
 import { isWriteConflict } from '../conflicts.js';
-import type { Sql } from '../sql.js';
+import type { RowsInsert, Sql } from '../sql.js';
 import type { ChangeLog } from './change-log.js';
 import { REQUEST_SET_SQL as SET, requestBatchSql } from './request-batch-sql.js';
-import { keepsIndexedColumns, requestSql } from './request-sql.js';
+import { keepsIndexedColumns, requestSql, ROW_INSERTS } from './request-sql.js';
 import type { WrittenCache } from './written-cache.js';
 import { idsParam as idsParamOf } from '../set-sql.js';
 
@@ -45,6 +45,13 @@ export function createRequestBatch({
     else for (const row of rows) await sql.run(each, row);
   }
 
+  /** Inserts rows: all in one statement on PostgreSQL, several to a statement on SQLite. */
+  async function insertRows(rows: readonly object[], all: string, into: RowsInsert) {
+    if (rows.length === 0) return;
+    if (isPostgres) await sql.run(all, rowsParam(rows));
+    else await sql.insertRows(into, rows);
+  }
+
   async function selectRows(ids: readonly string[]): Promise<Map<string, StoredRow>> {
     const rows = await sql.all<StoredRow>(q.selectRows, idsParam(ids));
     return new Map(rows.map((row) => [row.request_id, row]));
@@ -59,10 +66,14 @@ export function createRequestBatch({
     const mayHaveChildren = new Set(stored.keys());
     if (rows.length === 0) return mayHaveChildren;
     if (!isPostgres) {
+      // One row per id: the narrow UPDATEs and the upserts touch distinct rows, in any order.
+      const upserts: DetailRow[] = [];
       for (const row of rows) {
-        const isNarrow = keepsIndexedColumns(stored.get(row.request_id), row);
-        await sql.run(isNarrow ? one.updateKeepingIndexed : one.upsertRequest, row);
+        if (keepsIndexedColumns(stored.get(row.request_id), row))
+          await sql.run(one.updateKeepingIndexed, row);
+        else upserts.push(row);
       }
+      await sql.insertRows(ROW_INSERTS.requests, upserts);
       return mayHaveChildren;
     }
     const written = await sql.all<{ request_id: string; is_inserted: number }>(
@@ -82,8 +93,8 @@ export function createRequestBatch({
       await sql.run(q.deleteLocations, idsParam(emptied));
       await sql.run(q.deleteFields, idsParam(emptied));
     }
-    await writeRows(plan.locations, SET.insertLocations, one.insertLocation);
-    await writeRows(plan.fields, SET.insertFields, one.insertField);
+    await insertRows(plan.locations, SET.insertLocations, ROW_INSERTS.locations);
+    await insertRows(plan.fields, SET.insertFields, ROW_INSERTS.fields);
     await writeRows(plan.accounts, SET.upsertAccounts, one.upsertAccount);
     await writeRows(plan.facilities, SET.upsertFacilities, one.upsertFacility);
     await changes.addAll(plan.changes);

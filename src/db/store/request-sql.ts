@@ -2,11 +2,13 @@ import type { StoredRow } from '../../mirror/observations.js';
 import {
   CONTENT_COLUMNS,
   columnNames,
+  requestChanges,
+  requestFields,
   requestLocations,
   requests,
   type RequestRow,
 } from '../schema/index.js';
-import type { Dialect } from '../sql.js';
+import { insertOneSql, type Dialect, type RowsInsert } from '../sql.js';
 
 /* The request store's SQL, built from the table description, in the SQL both engines speak. */
 
@@ -55,12 +57,28 @@ const setParams = (columns: readonly string[]) =>
 export const STORED_COLUMNS = REQUEST_COLUMNS.filter((c) => c !== 'source' && c !== 'raw_json');
 
 const LOCATION_COLUMNS = columnNames(requestLocations);
+
 const SUMMARY_COLUMNS =
   'request_id, list_state, event_dt_utc, last_updated_timestamp_utc, unavailable_at, read_at';
 export const list = (columns: readonly string[], prefix = '') =>
   columns.map((column) => `${prefix}${column}`).join(', ');
 export const setExcluded = (columns: readonly string[]) =>
   columns.map((column) => `${column} = excluded.${column}`).join(', ');
+
+/** The rows a write inserts, several to a statement on SQLite. */
+export const ROW_INSERTS = {
+  requests: {
+    table: 'requests',
+    columns: REQUEST_COLUMNS,
+    onConflict: `ON CONFLICT (request_id) DO UPDATE SET ${setExcluded(REQUEST_COLUMNS.slice(1))}`,
+  },
+  locations: { table: 'request_locations', columns: LOCATION_COLUMNS },
+  fields: { table: 'request_fields', columns: columnNames(requestFields) },
+  changes: {
+    table: 'request_changes',
+    columns: columnNames(requestChanges).filter((column) => column !== 'change_id'),
+  },
+} as const satisfies Record<string, RowsInsert>;
 
 /** The statements of the request store, for one dialect. */
 export function requestSql(dialect: Dialect) {
@@ -98,9 +116,7 @@ export function requestSql(dialect: Dialect) {
       WHERE list_state = @list_state AND event_dt_utc BETWEEN @from AND @to
         AND unavailable_at IS NULL AND received_digest IS NOT NULL
         AND NOT EXISTS (SELECT 1 FROM quarantine WHERE quarantine.request_id = requests.request_id)`,
-    upsertRequest: `INSERT INTO requests (${list(REQUEST_COLUMNS)})
-      VALUES (${list(REQUEST_COLUMNS, '@')})
-      ON CONFLICT (request_id) DO UPDATE SET ${setExcluded(REQUEST_COLUMNS.slice(1))}`,
+    upsertRequest: insertOneSql(ROW_INSERTS.requests),
     // upsertRequest over a stored row that keeps its INDEXED_COLUMNS (SQLite).
     updateKeepingIndexed: `UPDATE requests
       SET ${setParams(REQUEST_COLUMNS.slice(1).filter(isUnindexed))}
@@ -137,11 +153,9 @@ export function requestSql(dialect: Dialect) {
       WHERE request_id = @id`,
     deleteLocation: 'DELETE FROM request_locations WHERE request_id = @id AND role = @role',
     deleteLocations: 'DELETE FROM request_locations WHERE request_id = @id',
-    insertLocation: `INSERT INTO request_locations (${list(LOCATION_COLUMNS)})
-      VALUES (${list(LOCATION_COLUMNS, '@')})`,
+    insertLocation: insertOneSql(ROW_INSERTS.locations),
     deleteFields: 'DELETE FROM request_fields WHERE request_id = @id',
-    insertField: `INSERT INTO request_fields (request_id, scope, name, value_json)
-      VALUES (@request_id, @scope, @name, @value_json)`,
+    insertField: insertOneSql(ROW_INSERTS.fields),
     upsertAccountName: `INSERT INTO accounts (account_id, name, updated_at)
       VALUES (@account_id, @name, @updated_at)
       ON CONFLICT (account_id) DO UPDATE SET name = excluded.name, updated_at = excluded.updated_at
@@ -157,9 +171,6 @@ export function requestSql(dialect: Dialect) {
       VALUES (@facility_id, @name, @account_id, @updated_at)
       ON CONFLICT (facility_id) DO UPDATE SET name = excluded.name,
         account_id = excluded.account_id, updated_at = excluded.updated_at`,
-    insertChange: `INSERT INTO request_changes (request_id, observed_at, kind, source,
-        changed_columns, old_state, new_state, old_values_json, new_values_json, committed_at)
-      VALUES (@request_id, @observed_at, @kind, @source, @changed_columns, @old_state,
-        @new_state, @old_values_json, @new_values_json, @committed_at)`,
+    insertChange: insertOneSql(ROW_INSERTS.changes),
   };
 }

@@ -19,7 +19,7 @@ import type { Sql } from '../sql.js';
 import type { ChangeLog } from './change-log.js';
 import { createPartialBatch } from './partial-batch.js';
 import { createRequestBatch } from './request-batch.js';
-import { keepsIndexedColumns, requestSql } from './request-sql.js';
+import { keepsIndexedColumns, requestSql, ROW_INSERTS } from './request-sql.js';
 import type { WrittenCache } from './written-cache.js';
 
 /**
@@ -75,9 +75,9 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache, change
     if (plan.isChildrenReplaced) {
       const mayHaveChildren = stored !== undefined || !hasWriterToItself;
       if (mayHaveChildren) await sql.run(q.deleteLocations, { id });
-      for (const location of normalized.locations) await sql.run(q.insertLocation, location);
+      await sql.insertRows(ROW_INSERTS.locations, normalized.locations);
       if (mayHaveChildren) await sql.run(q.deleteFields, { id });
-      for (const field of normalized.fields) await sql.run(q.insertField, field);
+      await sql.insertRows(ROW_INSERTS.fields, normalized.fields);
     }
     if (normalized.account) await writeAccount(normalized.account, observedAt);
     if (normalized.facility) await writeFacility(normalized.facility, observedAt);

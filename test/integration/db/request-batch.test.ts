@@ -3,10 +3,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/clock.js';
 import type { RequestWrite, WriteOutcome } from '../../../src/mirror/observations.js';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
-import type { Connection, Sql } from '../../../src/db/sql.js';
+import type { Connection, RowsInsert, Sql } from '../../../src/db/sql.js';
 import { createStore, type Store } from '../../../src/db/store.js';
 import { REQUEST_SET_SQL } from '../../../src/db/store/request-batch-sql.js';
-import { requestSql } from '../../../src/db/store/request-sql.js';
+import { requestSql, ROW_INSERTS } from '../../../src/db/store/request-sql.js';
+import { shapesFor } from '../../../src/db/sqlite/insert-shapes.js';
 import {
   createMigratedTestDatabase,
   execute,
@@ -47,6 +48,13 @@ function recording(sql: Sql, into: string[]): Sql {
     all: (text, params) => (into.push(text), sql.all(text, params)),
     get: (text, params) => (into.push(text), sql.get(text, params)),
     run: (text, params) => (into.push(text), sql.run(text, params)),
+    insertRows: (rowsInto, rows) => {
+      const { wide, one } =
+        sql.dialect.engine === 'sqlite' ? shapesFor(rows.length) : { wide: 0, one: rows.length };
+      for (let i = 0; i < wide; i += 1) into.push(`INSERT INTO ${rowsInto.table} (wide)`);
+      for (let i = 0; i < one; i += 1) into.push(`INSERT INTO ${rowsInto.table} (one)`);
+      return sql.insertRows(rowsInto, rows);
+    },
   };
 }
 
@@ -290,13 +298,13 @@ describe('writing detail observations in a batch', () => {
     const counts: number[] = [];
     const texts = new Set<string>();
     const sizes = [3, 30, 120];
-    let rowsPerRequest = 0;
+    let childRows = { locations: 0, fields: 0 };
     for (const [batch, size] of sizes.entries()) {
       const observations = Array.from({ length: size }, (_, i) =>
         withId(observationOf({ ...SPEC, observedAt: 10 + batch }), `N${batch}${i}`),
       );
       const { locations, fields } = observations[0]!.normalized;
-      rowsPerRequest = 1 + locations.length + fields.length + 1;
+      childRows = { locations: locations.length, fields: fields.length };
       batched.statements.length = 0;
       const outcomes = await store.transaction((tx) => tx.requests.writeMany(observations));
       expect(outcomes).toEqual(observations.map(() => 'new'));
@@ -311,11 +319,24 @@ describe('writing detail observations in a batch', () => {
       // log takes its positions, and the change log (change-log.ts).
       expect(counts).toEqual([10, 8, 8]);
     } else {
-      // In-process, a statement per row (see request-batch-sql.ts).
-      expect(counts).toEqual(sizes.map((size, i) => 3 + size * rowsPerRequest + (i === 0 ? 2 : 0)));
+      // In-process: the requests, locations, fields and change-log rows several to a
+      // statement (see sqlite/insert-shapes.ts).
+      const statementsOf = (rows: number) => shapesFor(rows).wide + shapesFor(rows).one;
+      expect(counts).toEqual(
+        sizes.map(
+          (size, i) =>
+            3 +
+            statementsOf(size) +
+            statementsOf(size * childRows.locations) +
+            statementsOf(size * childRows.fields) +
+            statementsOf(size) +
+            (i === 0 ? 2 : 0),
+        ),
+      );
     }
-    // The same few texts whatever the size: each statement is prepared once.
-    expect(texts.size).toBe(testEngine() === 'postgres' ? 10 : 9);
+    // The same few texts whatever the size: each statement is prepared once. On SQLite each of
+    // the four inserted tables has two shapes.
+    expect(texts.size).toBe(testEngine() === 'postgres' ? 10 : 13);
     expect(await queryAll(batched.db, 'SELECT 1 FROM requests')).toHaveLength(153);
   });
 
@@ -346,10 +367,10 @@ describe('writing detail observations in a batch', () => {
   });
 
   it('leaves a write conflict to the caller: the transaction runs again, not one write at a time', async () => {
+    // The batch's upsert of its requests rows: one statement on PostgreSQL, rows several to a
+    // statement on SQLite.
     const upsert =
-      batched.db.engine === 'postgres'
-        ? REQUEST_SET_SQL.upsertRequests
-        : requestSql(batched.db.dialect).upsertRequest;
+      batched.db.engine === 'postgres' ? REQUEST_SET_SQL.upsertRequests : ROW_INSERTS.requests;
     let isConflictDue = true;
     const conflicting: Connection = {
       ...batched.db,
@@ -357,8 +378,8 @@ describe('writing detail observations in a batch', () => {
         batched.db.transaction((sql) => {
           const recorded = recording(sql, batched.statements);
           /** Fails the batch's upsert once, as PostgreSQL fails a deadlock's loser. */
-          const losing = (text: string) => {
-            if (text !== upsert || !isConflictDue) return false;
+          const losing = (statement: string | RowsInsert) => {
+            if (statement !== upsert || !isConflictDue) return false;
             isConflictDue = false;
             return true;
           };
@@ -368,6 +389,8 @@ describe('writing detail observations in a batch', () => {
             ...recorded,
             all: (text, params) => (losing(text) ? deadlock() : recorded.all(text, params)),
             run: (text, params) => (losing(text) ? deadlock() : recorded.run(text, params)),
+            insertRows: (into, rows) =>
+              losing(into) ? deadlock() : recorded.insertRows(into, rows),
           });
         }),
     };

@@ -42,6 +42,10 @@ function counting(sql: Sql, count: (text: string) => void = () => (seen.reads +=
       count(text);
       return sql.run(text, params);
     },
+    insertRows(into, rows) {
+      count(`INSERT INTO ${into.table}`);
+      return sql.insertRows(into, rows);
+    },
   };
 }
 
