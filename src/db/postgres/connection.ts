@@ -6,6 +6,7 @@ import {
   type Dialect,
   type Params,
   type ReadOptions,
+  type RowsInsert,
   type Sql,
 } from '../sql.js';
 import { nestingCheck } from '../nesting-check.js';
@@ -67,6 +68,9 @@ function compile(text: string): Compiled {
   return { name, text: out, names };
 }
 
+/** The single-row INSERT of each RowsInsert, built once. */
+const insertTexts = new WeakMap<RowsInsert, string>();
+
 /** Runs statements on one client of the pool. */
 function clientSql(client: pg.PoolClient | pg.Pool, compiled: Map<string, Compiled>): Sql {
   const query = async <T>(text: string, params?: Params) => {
@@ -95,7 +99,11 @@ function clientSql(client: pg.PoolClient | pg.Pool, compiled: Map<string, Compil
       return (await query(text, params)).rowCount ?? 0;
     },
     async insertRows(into, rows) {
-      const text = insertOneSql(into);
+      let text = insertTexts.get(into);
+      if (text === undefined) {
+        text = insertOneSql(into);
+        insertTexts.set(into, text);
+      }
       for (const row of rows) await query(text, row);
     },
   };

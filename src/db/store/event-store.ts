@@ -71,11 +71,7 @@ const UPSERT_PROFILE = insertOneSql(PROFILE_UPSERT);
 
 /** UPSERT_PROFILE for the rows in `@rows`, one per request (PostgreSQL). */
 const UPSERT_PROFILES = `${insertRows(requestProfiles, PROFILE_WRITE)}
-  ON CONFLICT (request_id) DO UPDATE SET
-  ${PROFILE_WRITE.slice(1)
-    .map((c) => `${c} = excluded.${c}`)
-    .join(', ')}
-  WHERE excluded.event_id >= request_profiles.event_id`;
+  ${PROFILE_UPSERT.onConflict}`;
 
 /** A profile to write, with the event that carried it. */
 export type ProfileWrite = ProfileObservation;

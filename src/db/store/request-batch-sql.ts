@@ -10,7 +10,7 @@ import {
 } from '../schema/index.js';
 import { insertRows, isAmongIds, rowsOf } from '../set-sql.js';
 import type { Dialect } from '../sql.js';
-import { list, REQUEST_COLUMNS, setExcluded, STORED_COLUMNS } from './request-sql.js';
+import { list, REQUEST_COLUMNS, ROW_INSERTS, setExcluded, STORED_COLUMNS } from './request-sql.js';
 
 /*
  * The statements that write a batch of detail observations (request-batch.ts), whatever the
@@ -46,7 +46,7 @@ export const REQUEST_SET_SQL = {
   // Which rows it inserted (xmax is 0 on a row version no one has locked or updated, as a new
   // row is): a request no transaction had stored has no child rows to delete.
   upsertRequests: `${insertRows(requests, REQUEST_COLUMNS)}
-    ON CONFLICT (request_id) DO UPDATE SET ${setExcluded(REQUEST_COLUMNS.slice(1))}
+    ${ROW_INSERTS.requests.onConflict}
     RETURNING request_id, xmax = 0 AS is_inserted`,
   touchRows: `UPDATE requests SET read_at = COALESCE(r.read_at, requests.read_at),
       received_digest = COALESCE(r.received_digest, requests.received_digest)
