@@ -43,7 +43,7 @@ export function sqliteConnection(
     return statement;
   };
   const bind = (params?: Params) => (params === undefined ? [] : [params]);
-  const insertRows = createRowInserter(sqlite);
+  const insertShaped = createRowInserter(sqlite);
   const sql: Sql = {
     dialect: SQLITE_DIALECT,
     async all<T>(text: string, params?: Params) {
@@ -56,7 +56,7 @@ export function sqliteConnection(
       return prepare(text).run(...bind(params)).changes;
     },
     async insertRows(into, rows) {
-      insertRows(into, rows);
+      insertShaped(into, rows);
     },
   };
 

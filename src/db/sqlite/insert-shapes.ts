@@ -74,15 +74,18 @@ export function createRowInserter(sqlite: Database.Database) {
     if (rows.length === 0) return;
     const { wide, one, values } = shapesOf(into);
     const width = into.columns.length;
+    const counts = shapesFor(rows.length);
     let next = 0;
-    for (; next + ROWS_PER_INSERT <= rows.length; next += ROWS_PER_INSERT) {
+    for (let statement = 0; statement < counts.wide; statement += 1) {
       for (let r = 0; r < ROWS_PER_INSERT; r += 1) fill(into, rows[next + r]!, values, r * width);
       wide.run(values);
+      next += ROWS_PER_INSERT;
     }
     const single = new Array<unknown>(width);
-    for (; next < rows.length; next += 1) {
+    for (let statement = 0; statement < counts.one; statement += 1) {
       fill(into, rows[next]!, single, 0);
       one.run(single);
+      next += 1;
     }
   };
 }

@@ -25,8 +25,6 @@ import { list, REQUEST_COLUMNS, ROW_INSERTS, setExcluded, STORED_COLUMNS } from 
 
 const ACCOUNT_COLUMNS = columnNames(accounts);
 const FACILITY_COLUMNS = columnNames(facilities);
-const LOCATION_COLUMNS = columnNames(requestLocations);
-const CHANGE_COLUMNS = columnNames(requestChanges).filter((column) => column !== 'change_id');
 
 /** The batch statements of the request store, for one dialect. */
 export function requestBatchSql(dialect: Dialect) {
@@ -36,7 +34,7 @@ export function requestBatchSql(dialect: Dialect) {
       WHERE ${isAmongIds(dialect, 'request_id')} ORDER BY request_id${dialect.forUpdate}`,
     deleteLocations: `DELETE FROM request_locations WHERE ${isAmongIds(dialect, 'request_id')}`,
     deleteFields: `DELETE FROM request_fields WHERE ${isAmongIds(dialect, 'request_id')}`,
-    selectLocations: `SELECT ${list(LOCATION_COLUMNS)} FROM request_locations
+    selectLocations: `SELECT ${list(ROW_INSERTS.locations.columns)} FROM request_locations
       WHERE ${isAmongIds(dialect, 'request_id')}`,
   };
 }
@@ -52,8 +50,8 @@ export const REQUEST_SET_SQL = {
       received_digest = COALESCE(r.received_digest, requests.received_digest)
     FROM ${rowsOf(requests, ['request_id', 'read_at', 'received_digest'])}
     WHERE requests.request_id = r.request_id`,
-  insertLocations: insertRows(requestLocations, columnNames(requestLocations)),
-  insertFields: insertRows(requestFields, columnNames(requestFields)),
+  insertLocations: insertRows(requestLocations, ROW_INSERTS.locations.columns),
+  insertFields: insertRows(requestFields, ROW_INSERTS.fields.columns),
   // As upsertAccount: an answer without facilities (null) keeps the stored ones.
   upsertAccounts: `${insertRows(accounts, ACCOUNT_COLUMNS)}
     ON CONFLICT (account_id) DO UPDATE SET name = excluded.name,
@@ -62,7 +60,7 @@ export const REQUEST_SET_SQL = {
       updated_at = excluded.updated_at`,
   upsertFacilities: `${insertRows(facilities, FACILITY_COLUMNS)}
     ON CONFLICT (facility_id) DO UPDATE SET ${setExcluded(FACILITY_COLUMNS.slice(1))}`,
-  insertChanges: insertRows(requestChanges, CHANGE_COLUMNS),
+  insertChanges: insertRows(requestChanges, ROW_INSERTS.changes.columns),
 };
 
 /** The requests columns a partial write sets: the hash, read time and digest are the poll's. */

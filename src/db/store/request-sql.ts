@@ -155,7 +155,6 @@ export function requestSql(dialect: Dialect) {
     deleteLocations: 'DELETE FROM request_locations WHERE request_id = @id',
     insertLocation: insertOneSql(ROW_INSERTS.locations),
     deleteFields: 'DELETE FROM request_fields WHERE request_id = @id',
-    insertField: insertOneSql(ROW_INSERTS.fields),
     upsertAccountName: `INSERT INTO accounts (account_id, name, updated_at)
       VALUES (@account_id, @name, @updated_at)
       ON CONFLICT (account_id) DO UPDATE SET name = excluded.name, updated_at = excluded.updated_at
@@ -171,6 +170,5 @@ export function requestSql(dialect: Dialect) {
       VALUES (@facility_id, @name, @account_id, @updated_at)
       ON CONFLICT (facility_id) DO UPDATE SET name = excluded.name,
         account_id = excluded.account_id, updated_at = excluded.updated_at`,
-    insertChange: insertOneSql(ROW_INSERTS.changes),
   };
 }
