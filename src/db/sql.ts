@@ -19,6 +19,8 @@ export interface RowsInsert {
   readonly table: string;
   readonly columns: readonly string[];
   readonly onConflict?: string;
+  /** What each inserted (or updated) row gives back (`RETURNING ...`), if anything. */
+  readonly returning?: string;
 }
 
 /** Runs statements on one connection (inside a transaction, when it came from one). */
@@ -31,18 +33,22 @@ export interface Sql {
   /** Runs a statement; resolves to the number of rows it changed. */
   run(text: string, params?: Params): Promise<number>;
   /**
-   * Inserts `rows`, in order, each giving every one of `into.columns`. SQLite writes them several
-   * to a statement (sqlite/insert-shapes.ts); PostgreSQL one to a statement, as its batches write
-   * their rows with the set statements instead.
+   * Inserts `rows`, in order, each giving every one of `into.columns`, several to a statement
+   * (sqlite/insert-shapes.ts, postgres/insert-values.ts). Resolves to what `into.returning`
+   * gives back for them (nothing without it).
    */
-  insertRows(into: RowsInsert, rows: readonly object[]): Promise<void>;
+  insertRows<T = Record<string, unknown>>(into: RowsInsert, rows: readonly object[]): Promise<T[]>;
 }
 
 /** The single-row INSERT of `into`, with named parameters. */
-export const insertOneSql = ({ table, columns, onConflict }: RowsInsert): string =>
-  `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})${
-    onConflict ? ` ${onConflict}` : ''
-  }`;
+export const insertOneSql = (into: RowsInsert): string =>
+  `INSERT INTO ${into.table} (${into.columns.join(', ')}) VALUES (${into.columns
+    .map((c) => `@${c}`)
+    .join(', ')})${insertTail(into)}`;
+
+/** What follows the VALUES of `into`'s INSERT: its ON CONFLICT and RETURNING clauses. */
+export const insertTail = ({ onConflict, returning }: RowsInsert): string =>
+  `${onConflict ? ` ${onConflict}` : ''}${returning ? ` RETURNING ${returning}` : ''}`;
 
 /**
  * Runs `work` inside a savepoint of the transaction `sql` belongs to: when it throws, what it

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import {
-  insertOneSql,
   type Connection,
   type Dialect,
   type Params,
@@ -11,6 +10,7 @@ import {
 } from '../sql.js';
 import { nestingCheck } from '../nesting-check.js';
 import { postgresError } from './errors.js';
+import { valuesStatements } from './insert-values.js';
 
 /** The PostgreSQL dialect: jsonb operators, and row locks on rows a transaction rewrites. */
 export const POSTGRES_DIALECT: Dialect = {
@@ -68,9 +68,6 @@ function compile(text: string): Compiled {
   return { name, text: out, names };
 }
 
-/** The single-row INSERT of each RowsInsert, built once. */
-const insertTexts = new WeakMap<RowsInsert, string>();
-
 /** Runs statements on one client of the pool. */
 function clientSql(client: pg.PoolClient | pg.Pool, compiled: Map<string, Compiled>): Sql {
   const query = async <T>(text: string, params?: Params) => {
@@ -98,13 +95,13 @@ function clientSql(client: pg.PoolClient | pg.Pool, compiled: Map<string, Compil
     async run(text: string, params?: Params) {
       return (await query(text, params)).rowCount ?? 0;
     },
-    async insertRows(into, rows) {
-      let text = insertTexts.get(into);
-      if (text === undefined) {
-        text = insertOneSql(into);
-        insertTexts.set(into, text);
+    async insertRows<T>(into: RowsInsert, rows: readonly object[]) {
+      const returned: T[] = [];
+      for (const statement of valuesStatements(into, rows)) {
+        const result = await client.query<T & pg.QueryResultRow>(statement);
+        for (const row of result.rows) returned.push(row);
       }
-      for (const row of rows) await query(text, row);
+      return returned;
     },
   };
 }

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { Connection, Dialect, Params, ReadOptions, Sql } from '../sql.js';
+import type { Connection, Dialect, Params, ReadOptions, RowsInsert, Sql } from '../sql.js';
 import { nestingCheck } from '../nesting-check.js';
 import { createRowInserter } from './insert-shapes.js';
 import type { Checkpointer, CheckpointStatus } from './checkpointer.js';
@@ -55,8 +55,8 @@ export function sqliteConnection(
     async run(text: string, params?: Params) {
       return prepare(text).run(...bind(params)).changes;
     },
-    async insertRows(into, rows) {
-      insertShaped(into, rows);
+    async insertRows<T>(into: RowsInsert, rows: readonly object[]) {
+      return insertShaped(into, rows) as T[];
     },
   };
 

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { RowsInsert } from '../sql.js';
+import { insertTail, type RowsInsert } from '../sql.js';
 
 /*
  * Rows inserted several to a statement on SQLite. Each statement that better-sqlite3 runs costs a
@@ -47,7 +47,7 @@ export function createRowInserter(sqlite: Database.Database) {
     let found = shapes.get(into);
     if (!found) {
       const head = `INSERT OR FAIL INTO ${into.table} (${into.columns.join(', ')}) VALUES `;
-      const tail = into.onConflict ? ` ${into.onConflict}` : '';
+      const tail = insertTail(into);
       const width = into.columns.length;
       found = {
         wide: sqlite.prepare(head + valuesSql(width, ROWS_PER_INSERT) + tail),
@@ -70,22 +70,30 @@ export function createRowInserter(sqlite: Database.Database) {
     }
   };
 
-  return function insertRows(into: RowsInsert, rows: readonly object[]): void {
-    if (rows.length === 0) return;
+  /** Inserts `rows`; what `into.returning` gives back for them, in order (nothing without it). */
+  return function insertRows(into: RowsInsert, rows: readonly object[]): unknown[] {
+    const returned: unknown[] = [];
+    if (rows.length === 0) return returned;
     const { wide, one, values } = shapesOf(into);
+    const execute = into.returning
+      ? (statement: Database.Statement, bound: unknown[]) => {
+          for (const row of statement.all(bound)) returned.push(row);
+        }
+      : (statement: Database.Statement, bound: unknown[]) => statement.run(bound);
     const width = into.columns.length;
     const counts = shapesFor(rows.length);
     let next = 0;
     for (let statement = 0; statement < counts.wide; statement += 1) {
       for (let r = 0; r < ROWS_PER_INSERT; r += 1) fill(into, rows[next + r]!, values, r * width);
-      wide.run(values);
+      execute(wide, values);
       next += ROWS_PER_INSERT;
     }
     const single = new Array<unknown>(width);
     for (let statement = 0; statement < counts.one; statement += 1) {
       fill(into, rows[next]!, single, 0);
-      one.run(single);
+      execute(one, single);
       next += 1;
     }
+    return returned;
   };
 }

@@ -1,6 +1,4 @@
-import { schemaDrift } from '../schema/index.js';
-import { insertRows } from '../set-sql.js';
-import type { Sql } from '../sql.js';
+import type { RowsInsert, Sql } from '../sql.js';
 
 /** One drifted member as the store records it (type names only, never a value). */
 export interface DriftObservation {
@@ -52,13 +50,16 @@ const DRIFT_COLUMNS = [
 ] as const;
 
 /**
- * recordMany's statement (PostgreSQL): each key once, with how often the batch saw it; what it
+ * recordMany's rows (PostgreSQL): each key once, with how often the batch saw it; what it
  * inserted comes back, to be logged.
  */
-const UPSERT_DRIFT_ROWS = `${insertRows(schemaDrift, DRIFT_COLUMNS)}
-  ON CONFLICT (drift_key) DO UPDATE SET last_seen_at = excluded.last_seen_at,
-    count = schema_drift.count + excluded.count, received = excluded.received
-  RETURNING drift_key, (xmax = 0) AS is_inserted`;
+const DRIFT_UPSERT: RowsInsert = {
+  table: 'schema_drift',
+  columns: DRIFT_COLUMNS,
+  onConflict: `ON CONFLICT (drift_key) DO UPDATE SET last_seen_at = excluded.last_seen_at,
+    count = schema_drift.count + excluded.count, received = excluded.received`,
+  returning: 'drift_key, (xmax = 0) AS is_inserted',
+};
 
 /**
  * The schema_drift table. A missing or retyped member is kept per request; an unknown member per
@@ -97,11 +98,12 @@ export function createDriftStore(sql: Sql, { onNew }: { onNew?: (drift: NewDrift
   return {
     record,
     /**
-     * `record` for several records, in their order, with the same outcome. On PostgreSQL one
-     * statement: the batch's observations folded per key first (a key's first observation is
-     * the row inserted and its first time; its last one the type received and the last time;
-     * the count goes up by how many), as a statement may not update one row twice. A webhook
-     * batch of 100 events wrote some 110 drift statements, one round trip each.
+     * `record` for several records, in their order, with the same outcome. On PostgreSQL the rows
+     * go several to a statement (postgres/insert-values.ts), the batch's observations folded per
+     * key first (a key's first observation is the row inserted and its first time; its last one
+     * the type received and the last time; the count goes up by how many), as a statement may
+     * not update one row twice. A webhook batch of 100 events wrote some 110 drift statements,
+     * one round trip each.
      */
     async recordMany(records: readonly RecordDrift[]): Promise<NewDrift[]> {
       if (sql.dialect.engine !== 'postgres') {
@@ -138,9 +140,9 @@ export function createDriftStore(sql: Sql, { onNew }: { onNew?: (drift: NewDrift
         last_seen_at: lastAt,
         count,
       }));
-      const written = await sql.all<{ drift_key: string; is_inserted: boolean | number }>(
-        UPSERT_DRIFT_ROWS,
-        { rows: JSON.stringify(rows) },
+      const written = await sql.insertRows<{ drift_key: string; is_inserted: boolean | number }>(
+        DRIFT_UPSERT,
+        rows,
       );
       const inserted = new Set(written.filter((w) => w.is_inserted).map((w) => w.drift_key));
       const fresh = [...folded].flatMap(([key, { first }]) => (inserted.has(key) ? [first] : []));

@@ -1,8 +1,6 @@
 import {
   PROFILE_COLUMNS,
-  requestProfiles,
   rowMaker,
-  webhookEvents,
   type EnvelopeKind,
   type EventRow,
   type ProfileRow,
@@ -12,7 +10,7 @@ import {
   type ProfileObservation,
   type StoredProfile,
 } from '../../mirror/profile-plan.js';
-import { idsParam as idsParamOf, insertRows, isAmongIds } from '../set-sql.js';
+import { idsParam as idsParamOf, isAmongIds } from '../set-sql.js';
 import type { ChangeLog } from './change-log.js';
 import {
   insertOneSql,
@@ -68,10 +66,6 @@ const PROFILE_UPSERT: RowsInsert = {
   WHERE excluded.event_id >= request_profiles.event_id`,
 };
 const UPSERT_PROFILE = insertOneSql(PROFILE_UPSERT);
-
-/** UPSERT_PROFILE for the rows in `@rows`, one per request (PostgreSQL). */
-const UPSERT_PROFILES = `${insertRows(requestProfiles, PROFILE_WRITE)}
-  ${PROFILE_UPSERT.onConflict}`;
 
 /** A profile to write, with the event that carried it. */
 export type ProfileWrite = ProfileObservation;
@@ -144,8 +138,9 @@ export function createEventStore(sql: Sql, changes: ChangeLog) {
      */
     insert,
     /**
-     * `insert` for the deliveries of one group commit, in their order: which were new. One
-     * statement on PostgreSQL, where each is a round trip; of an event_id twice, the first is new.
+     * `insert` for the deliveries of one group commit, in their order: which were new. Several to
+     * a statement on PostgreSQL, where each is a round trip (postgres/insert-values.ts); of an
+     * event_id twice, the first is new.
      */
     async insertMany(events: readonly EventRow[]): Promise<boolean[]> {
       if (sql.dialect.engine !== 'postgres' || events.length === 1) {
@@ -155,9 +150,7 @@ export function createEventStore(sql: Sql, changes: ChangeLog) {
       }
       if (events.length === 0) return [];
       const rows = events.map(storableRow);
-      const inserted = await sql.all<{ event_id: string }>(INSERT_EVENT_ROWS, {
-        rows: JSON.stringify(rows),
-      });
+      const inserted = await sql.insertRows<{ event_id: string }>(EVENT_INSERT, rows);
       const fresh = new Set(inserted.map((row) => row.event_id));
       return rows.map((row) => fresh.delete(row.event_id));
     },
@@ -227,17 +220,13 @@ export function createEventStore(sql: Sql, changes: ChangeLog) {
       return later;
     },
     /**
-     * writeProfile for profiles of distinct requests: one statement on PostgreSQL, several rows
-     * to a statement on SQLite (where that costs less than unpacking JSON), after
-     * one that reads the stored profiles for the change log (see mirror/profile-plan.ts).
+     * writeProfile for profiles of distinct requests, several rows to a statement, after one
+     * that reads the stored profiles for the change log (see mirror/profile-plan.ts).
      */
     async writeProfiles(profiles: readonly ProfileWrite[]): Promise<void> {
       if (profiles.length === 0) return;
       await logProfileChanges(profiles);
-      const rows = profiles.map(profileWriteRow);
-      if (sql.dialect.engine === 'postgres')
-        await sql.run(UPSERT_PROFILES, { rows: JSON.stringify(rows) });
-      else await sql.insertRows(PROFILE_UPSERT, rows);
+      await sql.insertRows(PROFILE_UPSERT, profiles.map(profileWriteRow));
     },
     /** Writes a profile unless a later event already wrote it; true when written. */
     async writeProfile(profile: ProfileRow, eventId: string, updatedAt: string): Promise<boolean> {
@@ -288,18 +277,32 @@ const INSERT_EVENT_ROW = `INSERT INTO webhook_events (${EVENT_COLUMNS.join(', ')
   VALUES (${EVENT_COLUMNS.map((c) => `@${c}`).join(', ')})
   ON CONFLICT (event_id) DO NOTHING`;
 
-/** insertMany's statement (PostgreSQL): the ids it inserted come back. */
-const INSERT_EVENT_ROWS = `${insertRows(webhookEvents, EVENT_COLUMNS)}
-  ON CONFLICT (event_id) DO NOTHING
-  RETURNING event_id`;
+/** insertMany's rows (PostgreSQL): the ids it inserted come back. */
+const EVENT_INSERT: RowsInsert = {
+  table: 'webhook_events',
+  columns: EVENT_COLUMNS,
+  onConflict: 'ON CONFLICT (event_id) DO NOTHING',
+  returning: 'event_id',
+};
+
+/** A NUL, or half of a surrogate pair without its other half, in text. */
+const UNSTORABLE_CHARACTER =
+  // eslint-disable-next-line no-control-regex -- a NUL is what it looks for
+  /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /**
- * The row with what PostgreSQL cannot store spelled out (NUL as \\u0000 in every column, half a
- * pair as its escape in the payload), processed at once with the reason.
+ * The row with what PostgreSQL cannot store spelled out (NUL and half a pair as their escapes, in
+ * every column), processed at once with the reason. Half a pair would otherwise reach the server
+ * as U+FFFD, the text altered without a word.
  */
 function withUnstorableSpelledOut(event: EventRow, unstorable: UnstorableText) {
   const spell = (value: string | null) =>
-    value === null ? null : value.replaceAll('\u0000', '\\u0000');
+    value === null
+      ? null
+      : value.replace(
+          UNSTORABLE_CHARACTER,
+          (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+        );
   return {
     ...event,
     event_id: spell(event.event_id)!,

@@ -10,11 +10,7 @@ import type { PartialRow } from '../../mirror/request-plan.js';
 import type { LocationRow } from '../schema/index.js';
 import type { Sql } from '../sql.js';
 import type { ChangeLog } from './change-log.js';
-import {
-  PARTIAL_SET_SQL as PARTIAL,
-  REQUEST_SET_SQL as SET,
-  requestBatchSql,
-} from './request-batch-sql.js';
+import { PARTIAL_SET_SQL as PARTIAL, requestBatchSql } from './request-batch-sql.js';
 import { keepsIndexedColumns, requestSql, ROW_INSERTS } from './request-sql.js';
 import type { WrittenCache } from './written-cache.js';
 import { idsParam as idsParamOf } from '../set-sql.js';
@@ -22,8 +18,8 @@ import { idsParam as idsParamOf } from '../set-sql.js';
 /**
  * Stores partial observations (webhook data) of distinct requests as writePartial would one by
  * one: the stored rows and locations read in two statements, the batch planned in pure code, then
- * written table by table, one statement per table on PostgreSQL. The caller holds the batch in a
- * savepoint and falls back to writePartial per observation when the engine refuses it.
+ * written table by table, the rows several to a statement (Sql.insertRows). The caller holds the
+ * batch in a savepoint and falls back to writePartial per observation when the engine refuses it.
  */
 export function createPartialBatch({
   sql,
@@ -77,22 +73,19 @@ export function createPartialBatch({
     }
     const changed = rows.filter((row) => row.is_changed === 1);
     const kept = rows.filter((row) => row.is_changed === 0);
-    if (changed.length > 0) await sql.run(PARTIAL.upsertChanged, rowsParam(changed));
-    if (kept.length > 0) await sql.run(PARTIAL.upsertUnchanged, rowsParam(kept));
+    await sql.insertRows(PARTIAL.upsertChanged, changed);
+    await sql.insertRows(PARTIAL.upsertUnchanged, kept);
   }
 
   async function apply(plan: PartialBatchPlan, stored: ReadonlyMap<string, StoredRow>) {
     await writeAccountNames(plan.accountNames);
     await writeRows(plan.rows, stored);
-    if (isPostgres) {
-      if (plan.movedRoles.length > 0)
-        await sql.run(PARTIAL.deleteLocationRoles, rowsParam(plan.movedRoles));
-      if (plan.locations.length > 0) await sql.run(SET.insertLocations, rowsParam(plan.locations));
-    } else {
+    if (!isPostgres) {
       for (const { request_id: id, role } of plan.movedRoles)
         await sql.run(one.deleteLocation, { id, role });
-      await sql.insertRows(ROW_INSERTS.locations, plan.locations);
-    }
+    } else if (plan.movedRoles.length > 0)
+      await sql.run(PARTIAL.deleteLocationRoles, rowsParam(plan.movedRoles));
+    await sql.insertRows(ROW_INSERTS.locations, plan.locations);
     await changes.addAll(plan.changes);
   }
 

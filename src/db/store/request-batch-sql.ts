@@ -9,7 +9,7 @@ import {
   CONTENT_COLUMNS,
 } from '../schema/index.js';
 import { insertRows, isAmongIds, rowsOf } from '../set-sql.js';
-import type { Dialect } from '../sql.js';
+import type { Dialect, RowsInsert } from '../sql.js';
 import { list, REQUEST_COLUMNS, ROW_INSERTS, setExcluded, STORED_COLUMNS } from './request-sql.js';
 
 /*
@@ -69,13 +69,14 @@ const PARTIAL_COLUMNS = REQUEST_COLUMNS.filter(
 );
 
 /**
- * request-sql.ts's upsertPartial for a set of rows (PostgreSQL), one text for rows whose content
- * changed (is_changed 1: the record replaces raw_json, clears the hash and the digest) and one
- * for the rest.
+ * request-sql.ts's upsertPartial for rows several to a statement (PostgreSQL): one for rows whose
+ * content changed (is_changed 1: the record replaces raw_json, clears the hash and the digest)
+ * and one for the rest.
  */
-const upsertPartials = (isChanged: boolean) => `INSERT INTO requests (${list(PARTIAL_COLUMNS)})
-    SELECT ${list(PARTIAL_COLUMNS)} FROM ${rowsOf(requests, PARTIAL_COLUMNS)} ORDER BY n
-  ON CONFLICT (request_id) DO UPDATE SET ${setExcluded(CONTENT_COLUMNS)},
+const upsertPartials = (isChanged: boolean): RowsInsert => ({
+  table: 'requests',
+  columns: PARTIAL_COLUMNS,
+  onConflict: `ON CONFLICT (request_id) DO UPDATE SET ${setExcluded(CONTENT_COLUMNS)},
     unavailable_at = excluded.unavailable_at, synced_at = excluded.synced_at,
     source = excluded.source,
     ${
@@ -83,7 +84,8 @@ const upsertPartials = (isChanged: boolean) => `INSERT INTO requests (${list(PAR
         ? 'content_hash = NULL, raw_json = excluded.raw_json, received_digest = NULL'
         : `content_hash = requests.content_hash, raw_json = requests.raw_json,
           received_digest = requests.received_digest`
-    }`;
+    }`,
+});
 
 /** The statements that write a batch of partial observations at once (PostgreSQL). */
 export const PARTIAL_SET_SQL = {

@@ -88,6 +88,19 @@ describe('rows inserted several to a statement', () => {
     expect(() => insertRows(PLAIN, [{ id: 8, n: 1 }])).toThrow(/Missing named parameter "name"/);
   });
 
+  it('gives back what RETURNING names, in order, only for the rows DO NOTHING inserted', () => {
+    const insertRows = createRowInserter(sqlite);
+    const ONCE: RowsInsert = {
+      ...PLAIN,
+      onConflict: 'ON CONFLICT (id) DO NOTHING',
+      returning: 'id',
+    };
+    expect(insertRows(ONCE, rowsOf(2))).toEqual([{ id: 0 }, { id: 1 }]);
+    const rows = rowsOf(ROWS_PER_INSERT + 3);
+    expect(insertRows(ONCE, rows)).toEqual(rows.slice(2).map(({ id }) => ({ id })));
+    expect(insertRows(PLAIN, [])).toEqual([]);
+  });
+
   it('throws on a row that breaks a constraint, and the rollback around it leaves nothing', () => {
     const insertRows = createRowInserter(sqlite);
     const rows = rowsOf(2 * ROWS_PER_INSERT);

@@ -387,8 +387,10 @@ describe('the webhook receiver', () => {
       hook.post(event('evt_cut', 'XX-CUT00001', { patient_last_name: 'Smith \ud83d' })),
       hook.post(event('evt_nul', 'XX-NUL00001', { notes: 'a\u0000b' })),
       hook.post(event('evt_d', 'XX-DDDD0001')),
+      // Cut in a member the row keeps in a column of its own, too.
+      hook.post({ ...event('evt_cut_action', 'XX-CUTA0001'), action: 'Updated \ud83d' }),
     ]);
-    expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200, 200]);
+    expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200, 200, 200]);
     await hook.service.idle();
     const events = await queryAll<Record<string, unknown>>(
       hook.db,
@@ -402,12 +404,14 @@ describe('the webhook receiver', () => {
       expect(events.map((e) => [e.event_id, e.error])).toEqual([
         ['evt_a', null],
         ['evt_cut', null],
+        ['evt_cut_action', null],
         ['evt_d', null],
         ['evt_nul', null],
       ]);
       expect(requests.map((r) => r.request_id)).toEqual([
         'XX-AAAA0001',
         'XX-CUT00001',
+        'XX-CUTA0001',
         'XX-DDDD0001',
         'XX-NUL00001',
       ]);
@@ -421,6 +425,11 @@ describe('the webhook receiver', () => {
         done: 1,
         error: expect.stringMatching(/not applied: .*half of a UTF-16 surrogate pair/),
       },
+      {
+        event_id: 'evt_cut_action',
+        done: 1,
+        error: expect.stringMatching(/not applied: .*half of a UTF-16 surrogate pair/),
+      },
       { event_id: 'evt_d', done: 1, error: null },
       { event_id: 'evt_nul', done: 1, error: expect.stringMatching(/not applied: .*NUL/) },
     ]);
@@ -429,6 +438,10 @@ describe('the webhook receiver', () => {
       (JSON.parse(kept!.payload_json as string) as { data: Record<string, unknown> }).data
         .patient_last_name,
     ).toBe('Smith \\ud83d');
+    // Spelled out in its column as in the payload, not turned into U+FFFD.
+    expect(
+      await row("SELECT action FROM webhook_events WHERE event_id = 'evt_cut_action'"),
+    ).toEqual({ action: 'Updated \\ud83d' });
     expect(requests.map((r) => r.request_id)).toEqual(['XX-AAAA0001', 'XX-DDDD0001']);
   });
 
