@@ -272,18 +272,18 @@ const EVENT_COLUMNS = [
   'error',
 ] as const;
 
-/** insert's statement: a delivery stored already is left as it is. */
-const INSERT_EVENT_ROW = `INSERT INTO webhook_events (${EVENT_COLUMNS.join(', ')})
-  VALUES (${EVENT_COLUMNS.map((c) => `@${c}`).join(', ')})
-  ON CONFLICT (event_id) DO NOTHING`;
-
-/** insertMany's rows (PostgreSQL): the ids it inserted come back. */
-const EVENT_INSERT: RowsInsert = {
+/** A delivery's row; one stored already is left as it is. */
+const EVENT_ROWS: RowsInsert = {
   table: 'webhook_events',
   columns: EVENT_COLUMNS,
   onConflict: 'ON CONFLICT (event_id) DO NOTHING',
-  returning: 'event_id',
 };
+
+/** insert's statement. */
+const INSERT_EVENT_ROW = insertOneSql(EVENT_ROWS);
+
+/** insertMany's rows (PostgreSQL): the ids it inserted come back. */
+const EVENT_INSERT: RowsInsert = { ...EVENT_ROWS, returning: 'event_id' };
 
 /** A NUL, or half of a surrogate pair without its other half, in text. */
 const UNSTORABLE_CHARACTER =
