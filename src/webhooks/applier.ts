@@ -1,5 +1,6 @@
 import type { SchemaPolicy } from '../api/contract.js';
 import type { Clock } from '../clock.js';
+import type { Engine } from '../db/sql.js';
 import type { Store } from '../db/store.js';
 import { isRetriedConflict, isWriteConflict } from '../db/conflicts.js';
 import type { EventStore, PendingEvent } from '../db/store/event-store.js';
@@ -11,14 +12,16 @@ import { decideV2Event, prepareV2Event, type ApplyResult } from './prepare-event
 import type { FetchQueue } from './fetch-queue.js';
 import { createHandoff, type ReceivedEvent } from './handoff.js';
 
-/** Events read per query. */
+/** Events read per query, at least. */
 const BATCH = 100;
 /**
- * Events applied per transaction. Written as sets, 100 hold the SQLite write lock (which the
- * receiver waits for) a few milliseconds; on PostgreSQL 100 against 25 took the store bench's
- * webhook row from 0.24 to 0.32 of its floor, and the webhook bench's p99 to 2xx did not move.
+ * Events applied per transaction, by engine. Written as sets, 100 hold the SQLite write lock
+ * (which the receiver waits for) a few milliseconds, and 250 measured no faster there. On
+ * PostgreSQL a transaction costs some twenty round trips and a commit whatever its size: 100
+ * against 25 took the store bench's webhook row from 0.24 to 0.32 of its floor, and 250 against
+ * 100 took row 4's path 7 % less time (500: no less again; docs/performance.md).
  */
-const APPLY_BATCH = 100;
+const APPLY_BATCH: Record<Engine, number> = { sqlite: 100, postgres: 250 };
 /**
  * Bytes of payloads parsed at intake held for the applier at most (handoff.ts): some 2,000 of the
  * service's 4.7 KB events, which take about as much parsed (3.9 KB each, measured).
@@ -62,7 +65,7 @@ export function createApplier(deps: {
   schemaPolicy?: SchemaPolicy;
   retryDelayMs?: number;
   maxAttempts?: number;
-  /** Events applied per transaction (default APPLY_BATCH). */
+  /** Events applied per transaction (default APPLY_BATCH for the store's engine). */
   applyBatchSize?: number;
   /** Told each event's outcome (applied, skipped, fetched, failed...), e.g. for metrics. */
   onOutcome?: (outcome: string) => void;
@@ -70,7 +73,8 @@ export function createApplier(deps: {
   const { store, fetches, clock, log } = deps;
   const retryDelayMs = deps.retryDelayMs ?? 30_000;
   const maxAttempts = deps.maxAttempts ?? 5;
-  const applyBatchSize = deps.applyBatchSize ?? APPLY_BATCH;
+  const applyBatchSize = deps.applyBatchSize ?? APPLY_BATCH[store.db.engine];
+  const readSize = Math.max(BATCH, applyBatchSize);
   const waiting = new Set<string>(); // v1 events whose fetches are running
   const retryAt = new Map<string, number>();
   const handoff = createHandoff(HANDOFF_BYTES);
@@ -83,7 +87,7 @@ export function createApplier(deps: {
     let after = '';
     for (;;) {
       const { heads, due } = await store.read(async (tx) => {
-        const heads = await tx.events.pending(after, BATCH);
+        const heads = await tx.events.pending(after, readSize);
         const isDue = (row: PendingEvent) =>
           !waiting.has(row.event_id) && (retryAt.get(row.event_id) ?? 0) <= clock.now();
         return { heads, due: await withPayloads(tx.events, heads.filter(isDue)) };
@@ -98,7 +102,7 @@ export function createApplier(deps: {
         await applyBatch(v2.slice(start, start + applyBatchSize));
         await new Promise((resolve) => setImmediate(resolve));
       }
-      if (heads.length < BATCH || isStopped) return;
+      if (heads.length < readSize || isStopped) return;
     }
   };
 

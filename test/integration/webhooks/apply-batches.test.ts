@@ -5,7 +5,7 @@ import { silentLogger } from '../../../src/log.js';
 import { applyV2Event } from '../../../src/webhooks/apply-event.js';
 import { createApplier } from '../../../src/webhooks/applier.js';
 import { applierFixture, noFetches } from '../../helpers/applier-fixture.js';
-import { queryAll } from '../../helpers/engine.js';
+import { queryAll, queryOne, testEngine } from '../../helpers/engine.js';
 import { webhookData } from '../../helpers/webhooks.js';
 
 /*
@@ -211,4 +211,41 @@ describe('webhook events applied in batches', () => {
       { numRuns: 80 },
     );
   }, 120_000);
+
+  it("applies a backlog longer than one read whole, in transactions of the engine's batch", async () => {
+    await emptied();
+    // A backlog, as after a restart: 260 stored events of distinct requests, none handed over.
+    const payloads = Array.from({ length: 260 }, (_, n) => ({
+      event_id: `EV${String(n).padStart(4, '0')}`,
+      event_timestamp: new Date(BASE_MS + n * 1000).toISOString(),
+      service_request_id: `XX-${String(n).padStart(8, '0')}`,
+      action: 'updated',
+      request_status: 'NEW',
+      data: webhookData({
+        service_request_id: `XX-${String(n).padStart(8, '0')}`,
+        request_current_state: 'awaiting',
+        organization_id: 'ORG1',
+      }),
+    }));
+    await storeDelivery(payloads);
+    const store = fixture.store();
+    let transactions = 0;
+    const applier = createApplier({
+      store: { ...store, transaction: (work) => ((transactions += 1), store.transaction(work)) },
+      fetches: noFetches,
+      clock: systemClock,
+      log: silentLogger(),
+      shouldFetchInvalid: false,
+    });
+    applier.wake();
+    await applier.idle();
+    await applier.stop();
+    const applied = await queryOne<{ n: number }>(
+      fixture.db(),
+      'SELECT count(*) AS n FROM webhook_events WHERE processed_at IS NOT NULL AND error IS NULL',
+    );
+    expect(Number(applied?.n)).toBe(260);
+    // SQLite: 100, 100 and 60; PostgreSQL, where a transaction costs round trips: 250 and 10.
+    expect(transactions).toBe(testEngine() === 'postgres' ? 2 : 3);
+  });
 });
