@@ -21,7 +21,16 @@ export interface RowsInsert {
   readonly onConflict?: string;
   /** What each inserted (or updated) row gives back (`RETURNING ...`), if anything. */
   readonly returning?: string;
+  /**
+   * A column's value as SQL around its parameter, written `?`, where the server computes it from
+   * what the row gives (a lookup, say); the others are their parameter as given.
+   */
+  readonly valueSql?: Readonly<Record<string, string>>;
 }
+
+/** The value of `column` in an INSERT of `into`, its parameter written `parameter`. */
+export const valueOf = (into: RowsInsert, column: string, parameter: string): string =>
+  into.valueSql?.[column]?.replace('?', parameter) ?? parameter;
 
 /** Runs statements on one connection (inside a transaction, when it came from one). */
 export interface Sql {
@@ -43,7 +52,7 @@ export interface Sql {
 /** The single-row INSERT of `into`, with named parameters. */
 export const insertOneSql = (into: RowsInsert): string =>
   `INSERT INTO ${into.table} (${into.columns.join(', ')}) VALUES (${into.columns
-    .map((c) => `@${c}`)
+    .map((c) => valueOf(into, c, `@${c}`))
     .join(', ')})${insertTail(into)}`;
 
 /** What follows the VALUES of `into`'s INSERT: its ON CONFLICT and RETURNING clauses. */

@@ -39,6 +39,12 @@ export interface RequestWrite {
   readAt?: string;
 }
 
+/** A webhook event's data object, and the stored event (webhook_events) that carried it. */
+export interface EventData {
+  eventId: string;
+  data: unknown;
+}
+
 /**
  * An observation that carries only some of the content columns: a webhook's data object. It has
  * no last_updated, so only the time it was made orders it against what is stored.
@@ -52,7 +58,12 @@ export interface PartialRequestWrite {
   locations: LocationRow[];
   /** The account's name as the observation shows it; its other columns stay as stored. */
   account: { account_id: string; name: string | null } | null;
-  rawJson: string;
+  /**
+   * The record as sent, for requests.raw_json: its JSON text, or the data object of the stored
+   * webhook event that carried it, which the store may take from webhook_events instead of
+   * sending it again.
+   */
+  rawJson: string | EventData;
   source: WriteSource;
   observedAt: string;
   /**

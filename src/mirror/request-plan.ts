@@ -4,7 +4,13 @@
  * src/db/store applies these plans; the rules are unit-tested here, on their own.
  */
 import { CONTENT_COLUMNS, type LocationRow, type RequestContent } from '../db/schema/index.js';
-import type { PartialRequestWrite, RequestWrite, StoredRow, WriteSource } from './observations.js';
+import type {
+  EventData,
+  PartialRequestWrite,
+  RequestWrite,
+  StoredRow,
+  WriteSource,
+} from './observations.js';
 import { receivedDigest } from './digest.js';
 import { changedRoles, diffColumns, isOlder, KEPT_WHEN_UNKNOWN, maxOf, pick } from './rules.js';
 import { isSettled } from './settled.js';
@@ -131,7 +137,8 @@ export type PartialRow = RequestContent & {
   synced_at: string;
   first_seen_at: string;
   source: WriteSource;
-  raw_json: string;
+  /** See PartialRequestWrite.rawJson: the store writes it as its engine can. */
+  raw_json: string | EventData;
   is_changed: 0 | 1;
 };
 

@@ -120,8 +120,9 @@ export function prepareV2Event(
   const rows = normalizeWebhookData(data.record, event.request_status);
   const write = {
     ...rows.request,
-    // The data object exactly as sent, as requests.raw_json holds whatever record last wrote the row.
-    rawJson: JSON.stringify(raw.data),
+    // The data object exactly as sent, as requests.raw_json holds whatever record last wrote the
+    // row: the stored event's own where the engine can read it there (PostgreSQL).
+    rawJson: { eventId, data: raw.data },
     source: 'webhook' as const,
     observedAt: at,
   };

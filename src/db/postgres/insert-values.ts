@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { insertTail, type RowsInsert } from '../sql.js';
+import { insertTail, valueOf, type RowsInsert } from '../sql.js';
 
 /*
  * Rows inserted several to a statement on PostgreSQL: INSERT ... VALUES ($1, ...), ($n, ...),
@@ -59,7 +59,8 @@ function statementOf(into: RowsInsert, rows: number): { name: string; text: stri
     const tuples: string[] = [];
     for (let r = 0; r < rows; r += 1) {
       const row: string[] = [];
-      for (let c = 1; c <= width; c += 1) row.push(`$${r * width + c}`);
+      for (let c = 1; c <= width; c += 1)
+        row.push(valueOf(into, into.columns[c - 1]!, `$${r * width + c}`));
       tuples.push(`(${row.join(', ')})`);
     }
     const text = `INSERT INTO ${into.table} (${into.columns.join(', ')}) VALUES ${tuples.join(', ')}${insertTail(into)}`;

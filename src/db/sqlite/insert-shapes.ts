@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { insertTail, type RowsInsert } from '../sql.js';
+import { insertTail, valueOf, type RowsInsert } from '../sql.js';
 
 /*
  * Rows inserted several to a statement on SQLite. Each statement that better-sqlite3 runs costs a
@@ -35,8 +35,8 @@ interface Shapes {
   values: unknown[];
 }
 
-const valuesSql = (width: number, rows: number) => {
-  const row = `(${Array.from({ length: width }, () => '?').join(', ')})`;
+const valuesSql = (into: RowsInsert, rows: number) => {
+  const row = `(${into.columns.map((column) => valueOf(into, column, '?')).join(', ')})`;
   return Array.from({ length: rows }, () => row).join(', ');
 };
 
@@ -50,8 +50,8 @@ export function createRowInserter(sqlite: Database.Database) {
       const tail = insertTail(into);
       const width = into.columns.length;
       found = {
-        wide: sqlite.prepare(head + valuesSql(width, ROWS_PER_INSERT) + tail),
-        one: sqlite.prepare(head + valuesSql(width, 1) + tail),
+        wide: sqlite.prepare(head + valuesSql(into, ROWS_PER_INSERT) + tail),
+        one: sqlite.prepare(head + valuesSql(into, 1) + tail),
         values: new Array<unknown>(width * ROWS_PER_INSERT),
       };
       shapes.set(into, found);

@@ -8,10 +8,10 @@ import {
 } from '../../mirror/partial-batch.js';
 import type { PartialRow } from '../../mirror/request-plan.js';
 import type { LocationRow } from '../schema/index.js';
-import type { Sql } from '../sql.js';
+import type { RowsInsert, Sql } from '../sql.js';
 import type { ChangeLog } from './change-log.js';
 import { PARTIAL_SET_SQL as PARTIAL, requestBatchSql } from './request-batch-sql.js';
-import { keepsIndexedColumns, requestSql, ROW_INSERTS } from './request-sql.js';
+import { keepsIndexedColumns, partialParams, requestSql, ROW_INSERTS } from './request-sql.js';
 import type { WrittenCache } from './written-cache.js';
 import { idsParam as idsParamOf } from '../set-sql.js';
 
@@ -67,14 +67,31 @@ export function createPartialBatch({
     if (!isPostgres) {
       for (const row of rows) {
         const isNarrow = keepsIndexedColumns(stored.get(row.request_id), row);
-        await sql.run(isNarrow ? one.updatePartialKeepingIndexed : one.upsertPartial, row);
+        await sql.run(
+          isNarrow ? one.updatePartialKeepingIndexed : one.upsertPartial,
+          partialParams(sql.dialect, row),
+        );
       }
       return;
     }
-    const changed = rows.filter((row) => row.is_changed === 1);
-    const kept = rows.filter((row) => row.is_changed === 0);
-    await sql.insertRows(PARTIAL.upsertChanged, changed);
-    await sql.insertRows(PARTIAL.upsertUnchanged, kept);
+    // Four statements at most: changed or not, raw_json sent as text or read from the event.
+    const groups = new Map<RowsInsert, object[]>();
+    for (const row of rows) {
+      const raw = row.raw_json;
+      const isOfEvent = typeof raw !== 'string';
+      const into =
+        row.is_changed === 1
+          ? isOfEvent
+            ? PARTIAL.upsertChangedOfEvent
+            : PARTIAL.upsertChanged
+          : isOfEvent
+            ? PARTIAL.upsertUnchangedOfEvent
+            : PARTIAL.upsertUnchanged;
+      const group = groups.get(into) ?? [];
+      group.push(isOfEvent ? { ...row, raw_json: raw.eventId } : row);
+      groups.set(into, group);
+    }
+    for (const [into, group] of groups) await sql.insertRows(into, group);
   }
 
   async function apply(plan: PartialBatchPlan, stored: ReadonlyMap<string, StoredRow>) {

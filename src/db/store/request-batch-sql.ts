@@ -10,7 +10,14 @@ import {
 } from '../schema/index.js';
 import { insertRows, isAmongIds, rowsOf } from '../set-sql.js';
 import type { Dialect, RowsInsert } from '../sql.js';
-import { list, REQUEST_COLUMNS, ROW_INSERTS, setExcluded, STORED_COLUMNS } from './request-sql.js';
+import {
+  list,
+  RAW_JSON_OF_EVENT,
+  REQUEST_COLUMNS,
+  ROW_INSERTS,
+  setExcluded,
+  STORED_COLUMNS,
+} from './request-sql.js';
 
 /*
  * The statements that write a batch of detail observations (request-batch.ts), whatever the
@@ -69,13 +76,15 @@ const PARTIAL_COLUMNS = REQUEST_COLUMNS.filter(
 );
 
 /**
- * request-sql.ts's upsertPartial for rows several to a statement (PostgreSQL): one for rows whose
+ * request-sql.ts's upsertPartial for rows several to a statement (PostgreSQL): for rows whose
  * content changed (is_changed 1: the record replaces raw_json, clears the hash and the digest)
- * and one for the rest.
+ * and for the rest; their raw_json given as text, or as the id of the stored event whose data
+ * it is (RAW_JSON_OF_EVENT).
  */
-const upsertPartials = (isChanged: boolean): RowsInsert => ({
+const upsertPartials = (isChanged: boolean, isRawOfEvent: boolean): RowsInsert => ({
   table: 'requests',
   columns: PARTIAL_COLUMNS,
+  ...(isRawOfEvent && { valueSql: { raw_json: RAW_JSON_OF_EVENT } }),
   onConflict: `ON CONFLICT (request_id) DO UPDATE SET ${setExcluded(CONTENT_COLUMNS)},
     unavailable_at = excluded.unavailable_at, synced_at = excluded.synced_at,
     source = excluded.source,
@@ -89,8 +98,10 @@ const upsertPartials = (isChanged: boolean): RowsInsert => ({
 
 /** The statements that write a batch of partial observations at once (PostgreSQL). */
 export const PARTIAL_SET_SQL = {
-  upsertChanged: upsertPartials(true),
-  upsertUnchanged: upsertPartials(false),
+  upsertChanged: upsertPartials(true, false),
+  upsertUnchanged: upsertPartials(false, false),
+  upsertChangedOfEvent: upsertPartials(true, true),
+  upsertUnchangedOfEvent: upsertPartials(false, true),
   deleteLocationRoles: `DELETE FROM request_locations l
     USING ${rowsOf(requestLocations, ['request_id', 'role'])}
     WHERE l.request_id = r.request_id AND l.role = r.role`,

@@ -1,4 +1,4 @@
-import type { StoredRow } from '../../mirror/observations.js';
+import type { EventData, StoredRow } from '../../mirror/observations.js';
 import {
   CONTENT_COLUMNS,
   columnNames,
@@ -52,6 +52,34 @@ export function keepsIndexedColumns(
 const isUnindexed = (column: string) => !(INDEXED_COLUMNS as readonly string[]).includes(column);
 const setParams = (columns: readonly string[]) =>
   columns.map((column) => `${column} = @${column}`).join(', ');
+
+/**
+ * A webhook write's raw_json on PostgreSQL: the data object of the stored event that carried it,
+ * read from webhook_events on the server rather than sent a second time (4.7 KB an event). Its
+ * parameter is the event's id.
+ */
+export const RAW_JSON_OF_EVENT = `(SELECT payload_json -> 'data' FROM webhook_events
+  WHERE event_id = ?)`;
+
+/** A partial write's raw_json as text: as given, or printed from the event's data object. */
+const rawJsonText = (raw: string | EventData): string =>
+  typeof raw === 'string' ? raw : JSON.stringify(raw.data);
+
+/**
+ * The named parameters of a partial write's row: raw_json as text (SQLite, or an observation no
+ * stored event carried), or as `raw_event_id` where PostgreSQL reads it from webhook_events.
+ */
+export function partialParams<T extends { raw_json: string | EventData }>(
+  dialect: Dialect,
+  row: T,
+): Omit<T, 'raw_json'> & { raw_json: string | null; raw_event_id?: string | null } {
+  const raw = row.raw_json;
+  if (dialect.engine === 'postgres')
+    return typeof raw === 'string'
+      ? { ...row, raw_json: raw, raw_event_id: null }
+      : { ...row, raw_json: null, raw_event_id: raw.eventId };
+  return { ...row, raw_json: rawJsonText(raw) };
+}
 
 /** The requests columns a write reads back first (see StoredRow). */
 export const STORED_COLUMNS = REQUEST_COLUMNS.filter((c) => c !== 'source' && c !== 'raw_json');
@@ -133,7 +161,11 @@ export function requestSql(dialect: Dialect) {
     // planPartialWrite).
     upsertPartial: `INSERT INTO requests (${list(REQUEST_COLUMNS)})
       VALUES (${REQUEST_COLUMNS.map((c) =>
-        ['content_hash', 'read_at', 'received_digest'].includes(c) ? 'NULL' : `@${c}`,
+        ['content_hash', 'read_at', 'received_digest'].includes(c)
+          ? 'NULL'
+          : c === 'raw_json' && dialect.engine === 'postgres'
+            ? `COALESCE(${RAW_JSON_OF_EVENT.replace('?', '@raw_event_id')}, @raw_json)`
+            : `@${c}`,
       ).join(', ')})
       ON CONFLICT (request_id) DO UPDATE SET ${setExcluded(CONTENT_COLUMNS)},
         unavailable_at = excluded.unavailable_at, synced_at = excluded.synced_at,

@@ -19,7 +19,7 @@ import type { Sql } from '../sql.js';
 import type { ChangeLog } from './change-log.js';
 import { createPartialBatch } from './partial-batch.js';
 import { createRequestBatch } from './request-batch.js';
-import { keepsIndexedColumns, requestSql, ROW_INSERTS } from './request-sql.js';
+import { keepsIndexedColumns, partialParams, requestSql, ROW_INSERTS } from './request-sql.js';
 import type { WrittenCache } from './written-cache.js';
 
 /**
@@ -98,7 +98,7 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache, change
     if (plan.outcome === 'unchanged') return 'unchanged';
     await sql.run(
       isUpdateNarrow(stored, plan.row) ? q.updatePartialKeepingIndexed : q.upsertPartial,
-      plan.row,
+      partialParams(sql.dialect, plan.row),
     );
     for (const role of plan.movedRoles) await sql.run(q.deleteLocation, { id, role });
     for (const location of observation.locations) {

@@ -81,6 +81,14 @@ describe('rows inserted several to a statement', () => {
     expect(prepared.filter((text) => text.startsWith('INSERT'))).toHaveLength(2);
   });
 
+  it('computes a column from its parameter where the insert gives it SQL, in either shape', () => {
+    const into: RowsInsert = { ...PLAIN, valueSql: { name: "('name ' || ?)" } };
+    const rows = rowsOf(ROWS_PER_INSERT + 1);
+    createRowInserter(sqlite)(into, rows);
+    expect(tableRows(sqlite)).toEqual(rows.map((row) => ({ ...row, name: `name ${row.name}` })));
+    expect(tableRows(sqlite)).toEqual(oneByOne(into, rows));
+  });
+
   it('takes each column by name, ignores other members and refuses a row that lacks one', () => {
     const insertRows = createRowInserter(sqlite);
     insertRows(PLAIN, [{ n: 1, name: null, id: 7, extra: 'not a column' }]);

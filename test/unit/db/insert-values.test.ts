@@ -61,4 +61,21 @@ describe('the shapes rows go in on PostgreSQL', () => {
     expect(again[0]!.name).toBe(statements[0]!.name);
     expect(new Set(statements.map((s) => s.name)).size).toBe(2);
   });
+
+  it('writes a column the server computes as its SQL around that row’s own parameter', () => {
+    const into: RowsInsert = {
+      table: 't',
+      columns: ['id', 'name'],
+      valueSql: { name: '(SELECT label FROM labels WHERE key = ?)' },
+    };
+    const [statement, ...rest] = valuesStatements(into, [
+      { id: 1, name: 'a' },
+      { id: 2, name: 'b' },
+    ]);
+    expect(rest).toEqual([]);
+    expect(statement!.text).toBe(
+      'INSERT INTO t (id, name) VALUES ($1, (SELECT label FROM labels WHERE key = $2)), ($3, (SELECT label FROM labels WHERE key = $4))',
+    );
+    expect(statement!.values).toEqual([1, 'a', 2, 'b']);
+  });
 });
