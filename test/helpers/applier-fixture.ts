@@ -2,6 +2,8 @@ import { afterAll, beforeAll } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { openDatabase, type MirrorDb } from '../../src/db/open.js';
 import { createStore, type Store } from '../../src/db/store.js';
+import { silentLogger } from '../../src/log.js';
+import { createApplier, type EventApplier } from '../../src/webhooks/applier.js';
 import { toEventRow } from '../../src/webhooks/envelope.js';
 import type { FetchQueue } from '../../src/webhooks/fetch-queue.js';
 import type { ReceivedEvent } from '../../src/webhooks/handoff.js';
@@ -13,6 +15,26 @@ export const noFetches: FetchQueue = {
   idle: async () => undefined,
   size: 0,
 };
+
+/** An applier of `store`'s stored events that never fetches and logs nothing. */
+export function quietApplier(store: Store, applyBatchSize?: number): EventApplier {
+  return createApplier({
+    store,
+    fetches: noFetches,
+    clock: systemClock,
+    log: silentLogger(),
+    shouldFetchInvalid: false,
+    ...(applyBatchSize !== undefined && { applyBatchSize }),
+  });
+}
+
+/** Applies every event `store` holds, as a started daemon's applier would, then stops. */
+export async function applyStored(store: Store): Promise<void> {
+  const applier = quietApplier(store);
+  applier.wake();
+  await applier.idle();
+  await applier.stop();
+}
 
 /** Every table applying webhook events writes, children before their parents. */
 const WRITTEN_TABLES = [

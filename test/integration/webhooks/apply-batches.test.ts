@@ -1,10 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { systemClock } from '../../../src/clock.js';
-import { silentLogger } from '../../../src/log.js';
 import { applyV2Event } from '../../../src/webhooks/apply-event.js';
-import { createApplier } from '../../../src/webhooks/applier.js';
-import { applierFixture, noFetches } from '../../helpers/applier-fixture.js';
+import { applierFixture, applyStored, quietApplier } from '../../helpers/applier-fixture.js';
 import { queryAll, queryOne, testEngine } from '../../helpers/engine.js';
 import { webhookData } from '../../helpers/webhooks.js';
 
@@ -138,14 +135,7 @@ async function applyInBatches(
   isHanded: (eventId: string) => boolean,
 ) {
   await emptied();
-  const applier = createApplier({
-    store: fixture.store(),
-    fetches: noFetches,
-    clock: systemClock,
-    log: silentLogger(),
-    shouldFetchInvalid: false,
-    applyBatchSize: batchSize,
-  });
+  const applier = quietApplier(fixture.store(), batchSize);
   for (const delivery of deliveries) {
     await storeDelivery(delivery, (event) => isHanded(event.eventId) && applier.hold(event));
     applier.wake();
@@ -230,16 +220,10 @@ describe('webhook events applied in batches', () => {
     await storeDelivery(payloads);
     const store = fixture.store();
     let transactions = 0;
-    const applier = createApplier({
-      store: { ...store, transaction: (work) => ((transactions += 1), store.transaction(work)) },
-      fetches: noFetches,
-      clock: systemClock,
-      log: silentLogger(),
-      shouldFetchInvalid: false,
+    await applyStored({
+      ...store,
+      transaction: (work) => ((transactions += 1), store.transaction(work)),
     });
-    applier.wake();
-    await applier.idle();
-    await applier.stop();
     const applied = await queryOne<{ n: number }>(
       fixture.db(),
       'SELECT count(*) AS n FROM webhook_events WHERE processed_at IS NOT NULL AND error IS NULL',

@@ -1,9 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { systemClock } from '../../../src/clock.js';
-import { silentLogger } from '../../../src/log.js';
-import { createApplier } from '../../../src/webhooks/applier.js';
-import { applierFixture, noFetches } from '../../helpers/applier-fixture.js';
+import { applierFixture, quietApplier } from '../../helpers/applier-fixture.js';
 import { queryAll } from '../../helpers/engine.js';
 import { webhookData } from '../../helpers/webhooks.js';
 
@@ -87,13 +84,7 @@ const fixture = applierFixture('order.db');
 
 /** Stores each delivery as the receiver does, and applies what is stored before the next. */
 async function deliver(deliveries: readonly (readonly Record<string, unknown>[])[]) {
-  const applier = createApplier({
-    store: fixture.store(),
-    fetches: noFetches,
-    clock: systemClock,
-    log: silentLogger(),
-    shouldFetchInvalid: false,
-  });
+  const applier = quietApplier(fixture.store());
   for (const payloads of deliveries) {
     await fixture.storeDelivery(payloads);
     applier.wake();

@@ -1,10 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { systemClock } from '../../../src/clock.js';
-import { silentLogger } from '../../../src/log.js';
 import { applyV2Event } from '../../../src/webhooks/apply-event.js';
-import { createApplier } from '../../../src/webhooks/applier.js';
 import { toEventRow } from '../../../src/webhooks/envelope.js';
-import { applierFixture, noFetches } from '../../helpers/applier-fixture.js';
+import { applierFixture, applyStored } from '../../helpers/applier-fixture.js';
 import { queryAll } from '../../helpers/engine.js';
 import { webhookData } from '../../helpers/webhooks.js';
 
@@ -50,16 +47,7 @@ describe("a webhook write's raw_json on PostgreSQL", () => {
     await fixture.emptied();
     await storeSpelled('EV-1', 'XX-RAW00001');
     await storeSpelled('EV-2', 'XX-RAW00002');
-    const applier = createApplier({
-      store: fixture.store(),
-      fetches: noFetches,
-      clock: systemClock,
-      log: silentLogger(),
-      shouldFetchInvalid: false,
-    });
-    applier.wake();
-    await applier.idle();
-    await applier.stop();
+    await applyStored(fixture.store());
     expect(await latitudes()).toEqual([
       { request_id: 'XX-RAW00001', lat: '39.960' },
       { request_id: 'XX-RAW00002', lat: '39.960' },
