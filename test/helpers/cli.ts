@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The built CLI, as users run it (`npm test` builds first). */
@@ -254,12 +255,43 @@ export function processTracker() {
   };
 }
 
-/** A loopback port nothing listens on right now. */
-export async function freePort(): Promise<number> {
+/** Where the kernel's own ports for outgoing connections start (Linux; 32768 elsewhere). */
+function ephemeralLow(): number {
+  try {
+    const low = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0],
+    );
+    return Number.isInteger(low) && low > 11_000 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/** Listens on `port` (0: one the kernel picks) and closes again; the port, or null if taken. */
+async function tryPort(port: number): Promise<number | null> {
   const { createServer } = await import('node:net');
   const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
+  const bound = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  if (!bound) return null;
+  const { port: taken } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
-  return port;
+  return taken;
+}
+
+/**
+ * A loopback port nothing listens on right now, for a process under test to bind. Below the
+ * kernel's ephemeral range: a port the kernel picks (listen on 0) comes from that range, where
+ * any process's next outgoing connection may take it before the process under test binds it
+ * (seen in CI, two suites side by side: the daemon's listen failed with EADDRINUSE).
+ */
+export async function freePort(): Promise<number> {
+  const low = ephemeralLow();
+  for (let attempt = 0; attempt < 20; attempt += 1) {
+    const port = await tryPort(10_000 + Math.floor(Math.random() * (low - 10_000)));
+    if (port !== null) return port;
+  }
+  return (await tryPort(0))!;
 }
