@@ -78,17 +78,10 @@ export function createPartialBatch({
     const groups = new Map<RowsInsert, object[]>();
     for (const row of rows) {
       const raw = row.raw_json;
-      const isOfEvent = typeof raw !== 'string';
-      const into =
-        row.is_changed === 1
-          ? isOfEvent
-            ? PARTIAL.upsertChangedOfEvent
-            : PARTIAL.upsertChanged
-          : isOfEvent
-            ? PARTIAL.upsertUnchangedOfEvent
-            : PARTIAL.upsertUnchanged;
+      const upserts = PARTIAL.upsertPartials[row.is_changed];
+      const into = typeof raw === 'string' ? upserts.text : upserts.ofEvent;
       const group = groups.get(into) ?? [];
-      group.push(isOfEvent ? { ...row, raw_json: raw.eventId } : row);
+      group.push(typeof raw === 'string' ? row : { ...row, raw_json: raw.eventId });
       groups.set(into, group);
     }
     for (const [into, group] of groups) await sql.insertRows(into, group);

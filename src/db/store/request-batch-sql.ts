@@ -98,10 +98,11 @@ const upsertPartials = (isChanged: boolean, isRawOfEvent: boolean): RowsInsert =
 
 /** The statements that write a batch of partial observations at once (PostgreSQL). */
 export const PARTIAL_SET_SQL = {
-  upsertChanged: upsertPartials(true, false),
-  upsertUnchanged: upsertPartials(false, false),
-  upsertChangedOfEvent: upsertPartials(true, true),
-  upsertUnchangedOfEvent: upsertPartials(false, true),
+  /** upsertPartials by a row's is_changed, then by how its raw_json is given. */
+  upsertPartials: [
+    { text: upsertPartials(false, false), ofEvent: upsertPartials(false, true) },
+    { text: upsertPartials(true, false), ofEvent: upsertPartials(true, true) },
+  ] as const,
   deleteLocationRoles: `DELETE FROM request_locations l
     USING ${rowsOf(requestLocations, ['request_id', 'role'])}
     WHERE l.request_id = r.request_id AND l.role = r.role`,
