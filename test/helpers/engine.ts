@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
-import { expect, inject } from 'vitest';
-import { openDatabase } from '../../src/db/open.js';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
+import { openDatabase, type MirrorDb } from '../../src/db/open.js';
 import type { Connection } from '../../src/db/sql.js';
 import type { SqliteConnection } from '../../src/db/sqlite/connection.js';
 import { adminQuery } from './pg-admin.js';
@@ -36,6 +36,24 @@ export function createTestDatabase(name = 'mirror.db'): Promise<TestDatabase> {
  */
 export function createMigratedTestDatabase(name = 'mirror.db'): Promise<TestDatabase> {
   return createDatabase(name, true);
+}
+
+/**
+ * A migrated database of the test file's own, opened before its tests and closed and dropped
+ * after them; the open mirror is `db()`.
+ */
+export function openedMigratedDatabase(name = 'mirror.db'): { db: () => MirrorDb } {
+  let database: TestDatabase | undefined;
+  let db: MirrorDb | undefined;
+  beforeAll(async () => {
+    database = await createMigratedTestDatabase(name);
+    db = await openDatabase({ location: database.location });
+  });
+  afterAll(async () => {
+    await db?.close();
+    await database?.drop();
+  });
+  return { db: () => db! };
 }
 
 async function createDatabase(name: string, isMigrated: boolean): Promise<TestDatabase> {

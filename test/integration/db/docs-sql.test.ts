@@ -1,7 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
-import { createMigratedTestDatabase, type TestDatabase } from '../../helpers/engine.js';
+import { describe, expect, it } from 'vitest';
+import { openedMigratedDatabase } from '../../helpers/engine.js';
 
 /*
  * The SQL the docs give reporting tools and the programs that queue provider actions runs as
@@ -27,16 +26,7 @@ function statements(file: string): string[] {
 
 const examples = files.flatMap((file) => statements(file).map((sql) => ({ file, sql })));
 
-let database: TestDatabase;
-let db: MirrorDb;
-beforeAll(async () => {
-  database = await createMigratedTestDatabase();
-  db = await openDatabase({ location: database.location });
-});
-afterAll(async () => {
-  await db?.close();
-  await database?.drop();
-});
+const { db } = openedMigratedDatabase();
 
 describe('the SQL in the docs', () => {
   it('has examples to check', () => {
@@ -44,6 +34,6 @@ describe('the SQL in the docs', () => {
   });
 
   it.each(examples)('$file: $sql', async ({ sql }) => {
-    await db.transaction((s) => s.run(sql));
+    await db().transaction((s) => s.run(sql));
   });
 });

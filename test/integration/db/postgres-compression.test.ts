@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
+import { describe, expect, it } from 'vitest';
 import { createStore } from '../../../src/db/store.js';
 import { systemClock } from '../../../src/clock.js';
 import { toEventRow } from '../../../src/webhooks/envelope.js';
-import { createMigratedTestDatabase, type TestDatabase } from '../../helpers/engine.js';
+import { openedMigratedDatabase } from '../../helpers/engine.js';
 import { webhookData } from '../../helpers/webhooks.js';
 
 /*
@@ -13,22 +12,12 @@ import { webhookData } from '../../helpers/webhooks.js';
  * PostgreSQL's alone: left out of the sqlite project (vitest.config.ts).
  */
 
-let database: TestDatabase;
-let db: MirrorDb;
-
-beforeAll(async () => {
-  database = await createMigratedTestDatabase();
-  db = await openDatabase({ location: database.location });
-});
-afterAll(async () => {
-  await db.close();
-  await database.drop();
-});
+const { db } = openedMigratedDatabase();
 
 /** Whether this server was built with lz4: only then may a setting name it. */
 async function hasLz4(): Promise<boolean> {
   try {
-    await db.transaction((sql) => sql.run('SET LOCAL default_toast_compression = lz4'));
+    await db().transaction((sql) => sql.run('SET LOCAL default_toast_compression = lz4'));
     return true;
   } catch {
     return false;
@@ -37,7 +26,7 @@ async function hasLz4(): Promise<boolean> {
 
 describe('the large JSON columns on PostgreSQL', () => {
   it('are set to lz4 where the server has it, and left to the default where not', async () => {
-    const columns = await db.read((sql) =>
+    const columns = await db().read((sql) =>
       sql.all<{ name: string; method: string }>(
         `SELECT c.relname || '.' || a.attname AS name, a.attcompression AS method
          FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
@@ -53,7 +42,7 @@ describe('the large JSON columns on PostgreSQL', () => {
   });
 
   it('store a delivery as it came, compressed with lz4 where the server has it', async () => {
-    const store = createStore({ db, clock: systemClock });
+    const store = createStore({ db: db(), clock: systemClock });
     const payload = {
       event_id: 'EV-LZ4-1',
       event_timestamp: '2026-11-28T09:00:00.000Z',
@@ -65,7 +54,7 @@ describe('the large JSON columns on PostgreSQL', () => {
     };
     const body = Buffer.from(JSON.stringify(payload));
     await store.transaction((tx) => tx.events.insert(toEventRow(payload, body, tx.now())));
-    const stored = await db.read((sql) =>
+    const stored = await db().read((sql) =>
       sql.get<{ method: string | null; payload: unknown }>(
         `SELECT pg_column_compression(payload_json) AS method, payload_json AS payload
          FROM webhook_events WHERE event_id = 'EV-LZ4-1'`,

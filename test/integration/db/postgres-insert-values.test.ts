@@ -1,8 +1,7 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { insertOneSql, type RowsInsert, type Sql } from '../../../src/db/sql.js';
-import { createMigratedTestDatabase, type TestDatabase } from '../../helpers/engine.js';
+import { openedMigratedDatabase } from '../../helpers/engine.js';
 
 /*
  * Rows inserted several to a statement on PostgreSQL (src/db/postgres/insert-values.ts) leave a
@@ -31,19 +30,9 @@ interface Row {
   n: number;
 }
 
-let database: TestDatabase;
-let db: MirrorDb;
-
-beforeAll(async () => {
-  database = await createMigratedTestDatabase();
-  db = await openDatabase({ location: database.location });
-});
-afterAll(async () => {
-  await db.close();
-  await database.drop();
-});
+const { db } = openedMigratedDatabase();
 beforeEach(async () => {
-  await db.transaction(async (sql) => {
+  await db().transaction(async (sql) => {
     await sql.run('DROP TABLE IF EXISTS t');
     await sql.run(
       'CREATE TABLE t (seq bigserial, id integer PRIMARY KEY, name text, n integer NOT NULL)',
@@ -58,7 +47,7 @@ const rowsOf = (count: number, from = 0): Row[] =>
 describe('rows inserted several to a statement on PostgreSQL', () => {
   it('inserts every row of any count in order, through a statement per shape prepared once', async () => {
     const counts = [0, 1, 15, 16, 17, 63, 64, 65, 100, 200];
-    await db.transaction(async (sql) => {
+    await db().transaction(async (sql) => {
       let from = 0;
       for (const count of counts) {
         const returned = await sql.insertRows<{ id: number; seq: string }>(
@@ -81,7 +70,7 @@ describe('rows inserted several to a statement on PostgreSQL', () => {
   });
 
   it('binds each column by name, ignores other members, and stores a missing member as NULL', async () => {
-    await db.transaction(async (sql) => {
+    await db().transaction(async (sql) => {
       await sql.insertRows(UPSERT, [
         { n: 1, name: 'kept', id: 7, extra: 'not a column' },
         { id: 8, n: 2 },
@@ -94,7 +83,7 @@ describe('rows inserted several to a statement on PostgreSQL', () => {
   });
 
   it('gives back only the rows it inserted under DO NOTHING, a key repeated in one statement included', async () => {
-    await db.transaction(async (sql) => {
+    await db().transaction(async (sql) => {
       await sql.insertRows(ONCE, rowsOf(2));
       const rows = [...rowsOf(4), { id: 3, name: 'again', n: 9 }];
       const returned = await sql.insertRows<{ id: number }>(ONCE, rows);
@@ -106,10 +95,10 @@ describe('rows inserted several to a statement on PostgreSQL', () => {
   it('throws on a row that breaks a constraint, and the rollback leaves nothing', async () => {
     const rows = rowsOf(80);
     rows[70] = { ...rows[70]!, n: null as unknown as number };
-    await expect(db.transaction((sql) => sql.insertRows(UPSERT, rows))).rejects.toThrow(
+    await expect(db().transaction((sql) => sql.insertRows(UPSERT, rows))).rejects.toThrow(
       /null value/,
     );
-    expect(await db.read(tableRows)).toEqual([]);
+    expect(await db().read(tableRows)).toEqual([]);
   });
 
   it('leaves the table as one INSERT a row does, over stored rows, for any rows of distinct keys', async () => {
@@ -123,7 +112,7 @@ describe('rows inserted several to a statement on PostgreSQL', () => {
     const rows = fc.uniqueArray(row, { selector: (r) => r.id, maxLength: 140, size: 'max' });
     await fc.assert(
       fc.asyncProperty(rows, rows, async (stored, written) => {
-        const [several, oneByOne] = await db.transaction(async (sql) => {
+        const [several, oneByOne] = await db().transaction(async (sql) => {
           const results: Row[][] = [];
           for (const insertAll of [
             () => sql.insertRows(UPSERT, written),
