@@ -7,7 +7,7 @@ import { needsDetail } from './needs-detail.js';
 import { listFieldsOf } from './normalize.js';
 import type { DetailsPage, ListItem, ListState, Rejected } from './ports.js';
 import { createTail, forEachConcurrently, readAhead, SETS_IN_FLIGHT } from './pool.js';
-import { createRecordBatcher, UNWRITTEN_RECORDS } from './record-batcher.js';
+import { createRecordBatcher, unwrittenLimit } from './record-batcher.js';
 import {
   pendingOf,
   quarantineIn,
@@ -276,7 +276,7 @@ async function fetchDetails(
   let stored = 0;
   // A fetch slot moves on while its record waits for the set's commit (see poll.ts).
   const writer = createRecordBatcher(deps.store, deps.claims && { claims: deps.claims });
-  const writes = createTail(UNWRITTEN_RECORDS);
+  const writes = createTail(unwrittenLimit(deps.store));
   const fail = (requestId: string, error: unknown) => {
     counts.requestsFailed += 1;
     deps.log.warn({ requestId, err: describeError(error) }, 'backfill detail fetch failed');

@@ -12,7 +12,7 @@ import { needsDetail } from './needs-detail.js';
 import { listFieldsOf, type ListFields } from './normalize.js';
 import type { DetailsPage, ListItem, ListState, Rejected, SyncClient } from './ports.js';
 import { createTail, forEachConcurrently, readAhead, SETS_IN_FLIGHT } from './pool.js';
-import { createRecordBatcher, UNWRITTEN_RECORDS } from './record-batcher.js';
+import { createRecordBatcher, unwrittenLimit } from './record-batcher.js';
 import {
   fetchForWriter,
   quarantineIn,
@@ -158,7 +158,7 @@ export async function runPollCycle(deps: PollDeps, signal?: AbortSignal): Promis
   // The details that arrive together are stored in one transaction, each request atomic; a
   // fetch slot moves on to the next id while its record waits for the set's commit.
   const writer = createRecordBatcher(store);
-  const writes = createTail(UNWRITTEN_RECORDS);
+  const writes = createTail(unwrittenLimit(store));
   const fail = (id: string, error: unknown) => {
     counts.requestsFailed += 1;
     errors.push(`detail ${id}: ${describeError(error).code}`);

@@ -1,7 +1,8 @@
 import { isWriteConflict } from '../db/conflicts.js';
 import type { Store } from '../db/store.js';
 import { writeRecords, type RecordWrite, type RefreshOutcome } from './refresh.js';
-import { UNCLAIMED, type RequestClaims } from './request-claims.js';
+import { SETS_IN_FLIGHT } from './pool.js';
+import { createRequestClaims, UNCLAIMED, type RequestClaims } from './request-claims.js';
 
 /** Gathers the records of concurrent detail fetches, and stores each gathering as one set. */
 export interface RecordBatcher {
@@ -20,6 +21,10 @@ export interface RecordBatcher {
  * a set holds.
  */
 export const UNWRITTEN_RECORDS = 100;
+
+/** Records a batcher's caller may leave unwritten: a set's worth for each set in flight. */
+export const unwrittenLimit = (store: Store): number =>
+  UNWRITTEN_RECORDS * SETS_IN_FLIGHT[store.db.engine];
 
 /**
  * How long the first record of a set waits for others before the set is written. A set's
@@ -52,8 +57,11 @@ interface Pending {
 
 /**
  * Group commit in sets: records gather for GATHER_MS, or until UNWRITTEN_RECORDS (or `maxBatch`,
- * if fewer) wait, or until the caller calls flushNow. Records that arrive while a set is being
- * written wait for the next one. Each set is written by writeRecords as one batch
+ * if fewer) wait, or until the caller calls flushNow. Records that arrive while sets are being
+ * written wait for the next one, which starts at once if it fills a set and fewer than
+ * `setsInFlight` are being written (two on PostgreSQL: the next set is planned while the one
+ * before waits on its round trips; sets holding the same request take turns, see
+ * request-claims.ts). Each set is written by writeRecords as one batch
  * (requests.writeMany: a few statements per table, not a savepoint and some twenty statements
  * per record). A write conflict runs the set's transaction again, on one budget
  * (Store.transaction, conflicts.ts). Any other failure, a record the engine refuses, fails the
@@ -64,16 +72,25 @@ export function createRecordBatcher(
   {
     maxBatch = 250,
     timer = realTimer,
-    claims = UNCLAIMED,
+    setsInFlight = SETS_IN_FLIGHT[store.db.engine],
+    claims = setsInFlight > 1 ? createRequestClaims() : UNCLAIMED,
   }: {
     maxBatch?: number;
     timer?: GatherTimer;
-    /** Sets written beside this batcher's that may hold the same requests (request-claims.ts). */
+    /**
+     * Sets written at once (default SETS_IN_FLIGHT for the store's engine): on PostgreSQL the
+     * next set is planned while the one before waits on its round trips.
+     */
+    setsInFlight?: number;
+    /**
+     * Sets written beside each other that may hold the same requests (request-claims.ts): this
+     * batcher's own, when it writes several at once, and those of writers beside it.
+     */
     claims?: RequestClaims;
   } = {},
 ): RecordBatcher {
   let queue: Pending[] = [];
-  let isFlushing = false;
+  let inFlight = 0;
   let cancelGathering: (() => void) | undefined;
   /** flushNow was called: nothing more is coming, so nothing waits to gather. */
   let isFinal = false;
@@ -86,45 +103,60 @@ export function createRecordBatcher(
       records.map(({ record }) => record.request_id),
       () => store.transaction((tx) => writeRecords(tx, records)),
     );
-    batch.forEach((item, index) =>
-      item.resolve({ outcome: written.outcomes[index]!, drifted: written.drifted[index]! }),
-    );
+    return () =>
+      batch.forEach((item, index) =>
+        item.resolve({ outcome: written.outcomes[index]!, drifted: written.drifted[index]! }),
+      );
   };
 
-  const flush = async () => {
-    do {
-      const batch = queue.slice(0, maxBatch);
-      queue = queue.slice(batch.length);
-      try {
-        await writeSet(batch);
-      } catch (error) {
-        // A conflict that outlasted the transaction's retries is no record's fault: the records
-        // fail together, as they would one by one.
-        if (batch.length === 1 || isWriteConflict(error)) {
-          for (const item of batch) item.reject(error);
-          continue;
-        }
-        for (const item of batch) await writeSet([item]).catch(item.reject);
+  /**
+   * Writes a set; when the engine refuses it, its records one per transaction, so that only the
+   * one at fault fails. `done` is told before the records hear of it: what arrived meanwhile is
+   * weighed first, as their callers may add more.
+   */
+  const writeOrIsolate = async (batch: readonly Pending[], done: () => void) => {
+    try {
+      const resolve = await writeSet(batch);
+      done();
+      resolve();
+    } catch (error) {
+      // A conflict that outlasted the transaction's retries is no record's fault: the records
+      // fail together, as they would one by one.
+      if (batch.length === 1 || isWriteConflict(error)) {
+        done();
+        for (const item of batch) item.reject(error);
+        return;
       }
-      // What arrived while the set was written goes next if it fills a set; fewer gather anew.
-    } while (queue.length >= (isFinal ? 1 : fullSet));
-    isFlushing = false;
-    gather();
+      for (const item of batch) await writeSet([item]).then((resolve) => resolve(), item.reject);
+      done();
+    }
   };
 
-  const startFlush = () => {
+  /** Writes the next set (up to maxBatch of what waits); gathers again once it is written. */
+  const startSet = () => {
     cancelGathering?.();
     cancelGathering = undefined;
-    if (isFlushing || queue.length === 0) return;
-    isFlushing = true;
-    void flush();
+    const batch = queue.slice(0, maxBatch);
+    queue = queue.slice(batch.length);
+    inFlight += 1;
+    void writeOrIsolate(batch, () => {
+      inFlight -= 1;
+      gather();
+    });
   };
 
-  /** Writes what waits if it fills a set (or nothing more is coming), else waits for more. */
+  /**
+   * Writes what waits while it fills a set (or nothing more is coming) and a set may start;
+   * otherwise, with no set being written, waits for more. Records that arrive while sets are
+   * written wait for the next one.
+   */
   const gather = () => {
-    if (isFlushing || queue.length === 0) return;
-    if (isFinal || queue.length >= fullSet) startFlush();
-    else cancelGathering ??= timer(startFlush, GATHER_MS);
+    while (inFlight < setsInFlight && queue.length >= (isFinal ? 1 : fullSet)) startSet();
+    if (inFlight === 0 && queue.length > 0) cancelGathering ??= timer(onGathered, GATHER_MS);
+  };
+  const onGathered = () => {
+    cancelGathering = undefined;
+    if (inFlight < setsInFlight && queue.length > 0) startSet();
   };
 
   return {
@@ -136,7 +168,7 @@ export function createRecordBatcher(
     },
     flushNow() {
       isFinal = true;
-      startFlush();
+      gather();
     },
   };
 }

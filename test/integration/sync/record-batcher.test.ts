@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../../src/clock.js';
 import type { Drift } from '../../../src/api/contract.js';
 import { openDatabase, type MirrorDb } from '../../../src/db/open.js';
@@ -15,6 +15,7 @@ import {
   queryAll,
   type TestDatabase,
 } from '../../helpers/engine.js';
+import { holdFirstTransaction } from '../../helpers/held-store.js';
 import { detailRecord, listFields } from '../../helpers/records.js';
 
 /*
@@ -209,6 +210,66 @@ describe('the record batcher', () => {
     expect(seen.transactions).toBe(1);
     expect(gathering.live).toBe(0);
     expect(await countRows(db, 'requests')).toBe(UNWRITTEN_RECORDS);
+  });
+
+  it('writes the next set while one commits on PostgreSQL, one at a time on SQLite', async () => {
+    const held = holdFirstTransaction(store, () => true);
+    const batcher = createRecordBatcher(held.store, { maxBatch: 2 });
+    const written: Promise<unknown>[] = [];
+    try {
+      written.push(
+        batcher.store(recordWrite('A1111111', 1)),
+        batcher.store(recordWrite('B2222222', 2)),
+      );
+      await turn();
+      written.push(
+        batcher.store(recordWrite('C3333333', 3)),
+        batcher.store(recordWrite('D4444444', 4)),
+      );
+      // The held set lets go once another starts beside it: on PostgreSQL, the second set.
+      if (db.engine === 'postgres') await vi.waitFor(() => expect(held.startedWhileHeld()).toBe(1));
+      else {
+        await turn();
+        await turn();
+        expect(held.startedWhileHeld()).toBe(0);
+      }
+    } finally {
+      held.release();
+    }
+    await Promise.all(written);
+    expect(seen.transactions).toBe(2);
+    expect(await countRows(db, 'requests')).toBe(4);
+  });
+
+  it('writes a set holding a request only once the set before that holds it committed', async () => {
+    const held = holdFirstTransaction(store, () => true);
+    const batcher = createRecordBatcher(held.store, { maxBatch: 2, setsInFlight: 2 });
+    const written: Promise<{ outcome: string }>[] = [];
+    try {
+      written.push(
+        batcher.store(recordWrite('A1111111', 1)),
+        batcher.store(recordWrite('B2222222', 2)),
+      );
+      await turn();
+      // B again, edited: planned beside the first set, both would find B absent.
+      const edited = detailRecord({ request_id: 'B2222222', patient_first_name: 'Edited' });
+      written.push(
+        batcher.store({ ...recordWrite('B2222222', 3), record: edited, raw: edited }),
+        batcher.store(recordWrite('C3333333', 4)),
+      );
+      await turn();
+      await turn();
+      expect(held.startedWhileHeld()).toBe(0);
+    } finally {
+      held.release();
+    }
+    const outcomes = (await Promise.all(written)).map((w) => w.outcome);
+    expect(outcomes).toEqual(['new', 'new', 'changed', 'new']);
+    const changes = await queryAll<{ kind: string }>(
+      db,
+      "SELECT kind FROM request_changes WHERE request_id = 'B2222222' ORDER BY change_id",
+    );
+    expect(changes.map((c) => c.kind)).toEqual(['created', 'updated']);
   });
 });
 
