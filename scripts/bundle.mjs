@@ -1,18 +1,25 @@
-// The CLI as one bundle: `npm run build` runs this after tsc, over tsc's output in dist/.
+// The CLI as bundles: `npm run build` runs this after tsc, over tsc's output in dist/.
 //
 // Why: every command is a process of its own (a sync, a status, the daemon), and Node spends a
 // large part of a short command on loading modules one file at a time. `zod` alone is 95 files,
 // 64 of them locales it never uses (src imports zod as a namespace, `import * as z`, so that the
-// bundle leaves them out: 370 KB less to load); a status loaded some 200 files. Bundled, with the libraries
-// that are plain JavaScript inlined and tree-shaken, a status costs 0.12 CPU-s instead of 0.16,
-// and a first sync of 300 requests about 12 % less CPU and wall time.
+// bundle leaves them out: 370 KB less to load); a status loaded some 200 files. Bundled, with the
+// libraries that are plain JavaScript inlined and tree-shaken, a status cost 0.12 CPU-s instead
+// of 0.16, and a first sync of 300 requests about 12 % less CPU and wall time. As one CommonJS
+// file compiled with V8's code cache (src/cli/code-cache.ts), an idle sync takes about a fifth
+// less time again than as ES module chunks (docs/performance.md, "Start-up").
 //
 // What it writes, over tsc's files of the same names:
-// - dist/cli/bin.js, the `transport-sync` command, and its chunks (dist/cli/chunks-*.js): each
-//   command is still loaded only when it runs (src/cli/main.ts imports them lazily);
-// - dist/cli/worker.js, the copy's worker thread (src/db/copy/worker.ts), beside the chunk that
-//   starts it, which finds it as ./worker.js; dist/cli/backfill-worker.js, the backfill's
-//   (src/cli/backfill-worker.ts), over tsc's file of that name, found the same way.
+// - dist/cli/cli.cjs, every command in one CommonJS file (tsc's dist/cli/main.js and what it
+//   imports). A command's modules still run only when that command runs (main.ts imports them
+//   lazily: the bundler wraps each in a function called at that import), and the PostgreSQL
+//   driver is a file of its own beside it, dist/cli/pg.cjs, loaded only for a postgres:// mirror.
+//   Both are ASCII, so that Node reads them a byte a character;
+// - dist/cli/bin.js, the `transport-sync` command: it loads cli.cjs with its code cache;
+// - dist/cli/worker.js, the copy's worker thread (src/db/copy/worker.ts), and
+//   dist/cli/backfill-worker.js, the backfill's (src/cli/backfill-worker.ts), over tsc's file of
+//   that name: ES modules, with the chunks they share (dist/cli/chunks-*.js). Each is found by
+//   the module that starts it as ./worker.js or ./backfill-worker.js.
 // Everything stays at dist/cli/: modules find the package's files relative to themselves
 // (../../package.json, the drizzle/ folder upwards), and dist/cli/ is as deep as tsc's dist/db/.
 // The rest of dist/ is tsc's, module by module, for scripts/ and the tests that import it.
@@ -22,11 +29,13 @@
 // file; pino-pretty, which src/log.ts requires by name for a terminal), and NATS, which only the
 // daemon's feed loads. pino is inlined: only its transports start a worker thread from a file of
 // its own, and src/log.ts uses none (a destination stream instead); 10 ms to load against 17 to
-// 20 ms from node_modules. pg is inlined
-// into a chunk of its own that only a postgres:// mirror loads: 25 ms to load it against 27 to
-// 43 ms from its 40-odd files in node_modules (measured, five runs each).
-import { readdirSync, rmSync } from 'node:fs';
-import { build } from 'esbuild';
+// 20 ms from node_modules. pg is inlined into its own file (or, for the workers, chunk), which
+// only a postgres:// mirror loads: 25 ms to load it against 27 to 43 ms from its 40-odd files in
+// node_modules (measured, five runs each).
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { build, transform } from 'esbuild';
+
+const EXTERNAL = ['better-sqlite3', 'pg-native', 'pino-pretty', '@nats-io/*', 'undici'];
 
 // The chunks of an earlier build: their names change with their content and nothing loads
 // them any more, but `npm pack` of a working tree would ship them.
@@ -34,6 +43,7 @@ for (const name of readdirSync('dist/cli')) {
   if (name.startsWith('chunks-')) rmSync(`dist/cli/${name}`);
 }
 
+// The worker threads' entries and the command: ES modules.
 await build({
   entryPoints: {
     'cli/bin': 'dist/cli/bin.js',
@@ -48,7 +58,7 @@ await build({
   platform: 'node',
   target: 'node20',
   chunkNames: 'cli/chunks-[name]-[hash]',
-  external: ['better-sqlite3', 'pg-native', 'pino-pretty', '@nats-io/*', 'undici'],
+  external: EXTERNAL,
   // Inlined CommonJS libraries call require(); an ES module has none of its own.
   banner: {
     js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
@@ -56,3 +66,77 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
 });
+
+/** `pg` in cli.cjs, required as its sibling file. */
+const pgAsSibling = {
+  name: 'pg-as-sibling',
+  setup(builder) {
+    builder.onResolve({ filter: /^pg$/ }, () => ({ path: './pg.cjs', external: true }));
+  },
+};
+
+/** Options shared by the CommonJS bundles. */
+const commonJs = {
+  bundle: true,
+  write: false,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  external: EXTERNAL,
+  // tsc's modules find the package's files from import.meta.url, which CommonJS has not.
+  define: { 'import.meta.url': '__import_meta_url' },
+  banner: { js: "const __import_meta_url = require('node:url').pathToFileURL(__filename).href;" },
+  sourcemap: 'linked',
+  logLevel: 'warning',
+  metafile: true,
+};
+
+await writeAscii(
+  await build({
+    ...commonJs,
+    entryPoints: { 'cli/cli': 'dist/cli/main.js' },
+    outdir: 'dist',
+    outExtension: { '.js': '.cjs' },
+    plugins: [pgAsSibling],
+  }),
+);
+await writeAscii(
+  await build({
+    ...commonJs,
+    stdin: { contents: "module.exports = require('pg');", resolveDir: '.', loader: 'js' },
+    outfile: 'dist/cli/pg.cjs',
+  }),
+);
+
+/**
+ * Writes a build's files, each bundle ASCII, once it is known to import() nothing. The bundler escapes every other character in the
+ * code (its default charset); what is left is in comments it kept, where a `?` changes nothing.
+ * That is checked, not assumed: the bundle without its comments and spacing must not change.
+ */
+async function writeAscii({ outputFiles, metafile }) {
+  // A script compiled from V8's code cache has no module loader for import() on Node 20
+  // (src/cli/code-cache.ts): what a bundle loads, it requires.
+  for (const [path, { imports }] of Object.entries(metafile.outputs)) {
+    const dynamic = imports.filter((entry) => entry.kind === 'dynamic-import');
+    if (dynamic.length > 0) {
+      throw new Error(
+        `${path} imports ${dynamic.map((entry) => entry.path).join(', ')}: require it`,
+      );
+    }
+  }
+  for (const output of outputFiles) {
+    let text = output.text;
+    if (output.path.endsWith('.cjs')) {
+      const ascii = text.replace(/[\u0080-\uffff]/g, '?');
+      if (ascii !== text) {
+        const bare = async (code) =>
+          (await transform(code, { minifyWhitespace: true, legalComments: 'none' })).code;
+        if ((await bare(ascii)) !== (await bare(text))) {
+          throw new Error(`${output.path}: a character beyond ASCII outside a comment`);
+        }
+        text = ascii;
+      }
+    }
+    writeFileSync(output.path, text);
+  }
+}

@@ -1,22 +1,27 @@
 #!/usr/bin/env node
 import module from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { cacheKeyOf, loadBundle } from './code-cache.js';
 
-// Files the daemon creates (database, backups, keys) are private to its user.
+// Files the daemon creates (database, backups, keys, the code cache) are private to its user.
 process.umask(0o077);
 /*
- * On Node 22 and later, V8 keeps the code it compiled from our modules in a cache on disk
- * (os.tmpdir()/node-compile-cache, or NODE_COMPILE_CACHE), so that the next command skips the
- * compile: `--version` on Node 24 in 106 ms instead of 116, a first sync about 2 % sooner. Every
- * command is a process of its own, and an operator's `accept` races other providers for the
- * trip. The cache holds compiled code only, no data; made after the umask above, it is private
- * to its user. Where it cannot be written Node goes on without it, and
- * NODE_DISABLE_COMPILE_CACHE=1 turns it off. Node 20 has no such cache. It must be on before
- * the modules load: hence main is imported below, not above.
+ * On Node 22 and later, V8 keeps the code it compiled from the ES modules that worker threads
+ * load (the backfill's, the copy's) in a cache on disk (NODE_COMPILE_CACHE, else
+ * os.tmpdir()/node-compile-cache), so that the next run skips the compile. The CLI itself is one
+ * CommonJS file with a code cache of its own, on every Node (code-cache.ts). Made after the umask
+ * above, the cache is private to its user; NODE_DISABLE_COMPILE_CACHE=1 turns both off.
  */
 (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 
-const { main } = await import('./main.js');
-void main(process.argv.slice(2), {
+const args = process.argv.slice(2);
+const cli = loadBundle(fileURLToPath(new URL('./cli.cjs', import.meta.url)), {
+  key: cacheKeyOf(args),
+  env: process.env,
+});
+process.once('exit', () => cli.writeCache());
+const { main } = cli.exports as typeof import('./main.js');
+void main(args, {
   stdout: process.stdout,
   stderr: process.stderr,
   env: process.env,

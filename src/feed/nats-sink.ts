@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { TransportError, describeError } from '../errors.js';
@@ -17,13 +18,18 @@ let natsClient: Promise<NatsClient> | undefined;
 
 /**
  * The NATS client, loaded when a sink first needs it: `run` and `doctor` load this module
- * whatever the settings, and a daemon without NATS need not pay the client's start-up.
+ * whatever the settings, and a daemon without NATS need not pay the client's start-up. Its
+ * packages are CommonJS, and required: the CLI is a CommonJS bundle compiled from V8's code
+ * cache (src/cli/code-cache.ts), where an import() has no module loader to call on Node 20.
  */
 function loadNatsClient(): Promise<NatsClient> {
-  natsClient ??= Promise.all([
-    import('@nats-io/transport-node'),
-    import('@nats-io/jetstream'),
-  ]).then(([core, js]) => ({ core, js }));
+  natsClient ??= Promise.resolve().then(() => {
+    const require = createRequire(import.meta.url);
+    return {
+      core: require('@nats-io/transport-node') as NatsClient['core'],
+      js: require('@nats-io/jetstream') as NatsClient['js'],
+    };
+  });
   return natsClient;
 }
 

@@ -71,7 +71,13 @@ describe.skipIf(!hasTool('systemd-analyze'))('the systemd units', () => {
       expect(text).toMatch(/^StateDirectory=transport-sync$/m);
       expect(text.match(/^EnvironmentFile=.*$/gm)).toEqual([`EnvironmentFile=${DEFAULT_ENV_FILE}`]);
       // systemd has read the file: the daemon does not read it again (nor fail on its mode).
-      expect(text.match(/^Environment=.*$/gm)).toEqual(['Environment=TRANSPORT_ENV_FILE=']);
+      // The code cache goes to the unit's CacheDirectory (the private /tmp starts empty).
+      expect(text.match(/^Environment=.*$/gm)).toEqual([
+        'Environment=TRANSPORT_ENV_FILE=',
+        'Environment=NODE_COMPILE_CACHE=/var/cache/transport-sync',
+      ]);
+      expect(text).toMatch(/^CacheDirectory=transport-sync$/m);
+      expect(text).toMatch(/^CacheDirectoryMode=0700$/m);
     }
   });
 

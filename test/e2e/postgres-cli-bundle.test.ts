@@ -1,0 +1,36 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cleanEnv, runCli } from '../helpers/cli.js';
+import { createTestDatabase } from '../helpers/engine.js';
+import { tempDir } from '../helpers/records.js';
+
+// The other half of cli-bundle.test.ts: a command on a postgres:// mirror loads the PostgreSQL
+// driver (dist/cli/pg.cjs) through the code cache, and not SQLite's.
+const PROBE = new URL('../helpers/require-probe.mjs', import.meta.url).href;
+
+describe('the CLI bundle on a PostgreSQL mirror', () => {
+  it("loads pg.cjs with a code cache of its own, and not SQLite's driver", async () => {
+    const database = await createTestDatabase();
+    try {
+      const dir = tempDir('cli-bundle-pg-');
+      const probe = join(dir, 'required.txt');
+      const env = cleanEnv({
+        TRANSPORT_DB: database.location,
+        NODE_COMPILE_CACHE: join(dir, 'cache'),
+        NODE_OPTIONS: `--import ${PROBE}`,
+        REQUIRE_PROBE_OUT: probe,
+      });
+      const result = await runCli(['migrate'], env);
+      expect(result.code, result.stderr).toBe(0);
+      expect(readdirSync(join(dir, 'cache')).sort()).toEqual([
+        expect.stringMatching(/^transport-sync-cli-.+-migrate\.cache$/),
+        expect.stringMatching(/^transport-sync-pg-.+-shared\.cache$/),
+      ]);
+      const required = existsSync(probe) ? readFileSync(probe, 'utf8').split('\n') : [];
+      expect(required).not.toContain('better-sqlite3');
+    } finally {
+      await database.drop();
+    }
+  });
+});
