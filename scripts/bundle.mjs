@@ -15,7 +15,8 @@
 //   lazily: the bundler wraps each in a function called at that import), and the PostgreSQL
 //   driver is a file of its own beside it, dist/cli/pg.cjs, loaded only for a postgres:// mirror.
 //   Both are ASCII, so that Node reads them a byte a character;
-// - dist/cli/bin.js, the `transport-sync` command: it loads cli.cjs with its code cache;
+// - dist/cli/bin.js, the `transport-sync` command, a file of its own: it loads cli.cjs with its
+//   code cache;
 // - dist/cli/worker.js, the copy's worker thread (src/db/copy/worker.ts), and
 //   dist/cli/backfill-worker.js, the backfill's (src/cli/backfill-worker.ts), over tsc's file of
 //   that name: ES modules, with the chunks they share (dist/cli/chunks-*.js). Each is found by
@@ -43,21 +44,14 @@ for (const name of readdirSync('dist/cli')) {
   if (name.startsWith('chunks-')) rmSync(`dist/cli/${name}`);
 }
 
-// The worker threads' entries and the command: ES modules.
-await build({
-  entryPoints: {
-    'cli/bin': 'dist/cli/bin.js',
-    'cli/worker': 'dist/db/copy/worker.js',
-    'cli/backfill-worker': 'dist/cli/backfill-worker.js',
-  },
+/** Options shared by the ES module bundles. */
+const esModules = {
   outdir: 'dist',
   allowOverwrite: true,
   bundle: true,
-  splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  chunkNames: 'cli/chunks-[name]-[hash]',
   external: EXTERNAL,
   // Inlined CommonJS libraries call require(); an ES module has none of its own.
   banner: {
@@ -65,6 +59,20 @@ await build({
   },
   sourcemap: true,
   logLevel: 'warning',
+};
+
+// The command: one file, which loads cli.cjs.
+await build({ ...esModules, entryPoints: { 'cli/bin': 'dist/cli/bin.js' } });
+
+// The worker threads: ES modules, with the chunks they share.
+await build({
+  ...esModules,
+  entryPoints: {
+    'cli/worker': 'dist/db/copy/worker.js',
+    'cli/backfill-worker': 'dist/cli/backfill-worker.js',
+  },
+  splitting: true,
+  chunkNames: 'cli/chunks-[name]-[hash]',
 });
 
 /** `pg` in cli.cjs, required as its sibling file. */

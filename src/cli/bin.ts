@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import module from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { cacheKeyOf, loadBundle } from './code-cache.js';
+import { cacheKeyOf, loadBundle, type LoadedBundle } from './code-cache.js';
 
 // Files the daemon creates (database, backups, keys, the code cache) are private to its user.
 process.umask(0o077);
@@ -15,10 +15,20 @@ process.umask(0o077);
 (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 
 const args = process.argv.slice(2);
-const cli = loadBundle(fileURLToPath(new URL('./cli.cjs', import.meta.url)), {
-  key: cacheKeyOf(args),
-  env: process.env,
-});
+const bundle = fileURLToPath(new URL('./cli.cjs', import.meta.url));
+let cli: LoadedBundle;
+try {
+  cli = loadBundle(bundle, { key: cacheKeyOf(args), env: process.env });
+} catch (error) {
+  // The install itself is broken (the file is missing or unreadable): say so, without a stack.
+  const { code, path } = error as NodeJS.ErrnoException;
+  if (path !== bundle) throw error;
+  process.stderr.write(
+    `transport-sync: error: cannot read ${bundle} (${code})\n` +
+      '  hint: install the package again (docs/operations.md), or run `npm run build` in a checkout\n',
+  );
+  process.exit(1);
+}
 process.once('exit', () => cli.writeCache());
 const { main } = cli.exports as typeof import('./main.js');
 void main(args, {

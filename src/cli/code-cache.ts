@@ -144,9 +144,9 @@ function cacheFileOf(folder: string, bundle: string, source: Buffer, key: string
  * the files an earlier version of the bundle or of Node left for the same key.
  */
 function writeCacheFile(file: CacheFile, key: string, data: Buffer): void {
+  const path = join(file.folder, file.name);
+  const partial = `${path}.${process.pid}.partial`;
   try {
-    const path = join(file.folder, file.name);
-    const partial = `${path}.${process.pid}.partial`;
     writeFileSync(partial, data, { mode: 0o600, flag: 'wx' });
     renameSync(partial, path);
     for (const name of readdirSync(file.folder)) {
@@ -155,7 +155,12 @@ function writeCacheFile(file: CacheFile, key: string, data: Buffer): void {
       if (isOlder) rmSync(join(file.folder, name), { force: true });
     }
   } catch {
-    // a cache that cannot be written costs the next start its compile, nothing more
+    // A cache that cannot be written (a full disk, say) costs the next start its compile.
+    try {
+      rmSync(partial, { force: true });
+    } catch {
+      // nothing of it was written, or nothing can be removed either
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 import { isAscii } from 'node:buffer';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -114,6 +115,22 @@ describe('the CLI bundle', () => {
     // Another command keeps its own.
     expect((await runCli(['status', '--help'], probed.env)).code).toBe(0);
     expect(probed.cached()).toHaveLength(2);
+  });
+
+  it('says that the install is broken when the bundle is missing, without a stack', async () => {
+    const dir = tempDir('cli-bundle-bin-');
+    copyFileSync(join(CLI, 'bin.js'), join(dir, 'bin.js'));
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [join(dir, 'bin.js'), 'status'], { env: cleanEnv() });
+      let stderr = '';
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `transport-sync: error: cannot read ${join(dir, 'cli.cjs')} (ENOENT)\n` +
+        '  hint: install the package again (docs/operations.md), or run `npm run build` in a checkout\n',
+    );
   });
 
   it('writes no cache when NODE_DISABLE_COMPILE_CACHE=1', async () => {

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cacheFolder, cacheKeyOf, loadBundle } from '../../../src/cli/code-cache.js';
@@ -131,6 +131,22 @@ describe('a bundle loaded with the code cache', () => {
     const before = cacheFiles(shared);
     unsafeFolder.writeCache();
     expect(cacheFiles(shared)).toEqual(before);
+  });
+
+  it('leaves nothing behind when the cache cannot be written', () => {
+    const files = bundle();
+    const cache = join(tempDir('code-cache-home-'), 'cache');
+    load(files, cache).writeCache();
+    const written = cacheFiles(cache);
+    // Where the bundle's cache goes there is now a folder, which no file can replace.
+    for (const name of written) {
+      rmSync(join(cache, name));
+      mkdirSync(join(cache, name, 'taken'), { recursive: true });
+    }
+    const blocked = load(files, cache);
+    expect(blocked.isCached).toBe(false);
+    expect(() => blocked.writeCache()).not.toThrow();
+    expect(cacheFiles(cache)).toEqual(written);
   });
 
   it('runs without a cache when there is no folder for it, or it is turned off', () => {
