@@ -23,7 +23,9 @@ describe('the CLI bundle on a PostgreSQL mirror', () => {
       });
       const result = await runCli(['migrate'], env);
       expect(result.code, result.stderr).toBe(0);
-      expect(readdirSync(join(dir, 'cache')).sort()).toEqual([
+      // Node 22 and later keep their own cache there too, in a folder.
+      const cached = readdirSync(join(dir, 'cache')).filter((name) => name.endsWith('.cache'));
+      expect(cached.sort()).toEqual([
         expect.stringMatching(/^transport-sync-cli-.+-migrate\.cache$/),
         expect.stringMatching(/^transport-sync-pg-.+-shared\.cache$/),
       ]);
