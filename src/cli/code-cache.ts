@@ -22,15 +22,15 @@ import vm from 'node:vm';
  * Every command is a process of its own: a `sync` from a systemd timer, an operator's `accept`
  * racing other providers for a trip, a monitoring check's `status`. Before this, a command spent
  * more time loading its modules than doing its work: an idle `sync` against 5,000 requests took
- * about 290 ms, of which some 110 ms went to the ES module loader and V8 compiling the same code
- * again at every start (docs/performance.md, "Start-up").
+ * about 290 ms, of which some 110 ms went to the ES module loader and to V8 compiling the same
+ * code again at every start (docs/performance.md, "Start-up").
  *
  * So `npm run build` also writes the whole CLI as one CommonJS file (dist/cli/cli.cjs, with the
  * PostgreSQL driver beside it in dist/cli/pg.cjs, loaded only for a postgres:// mirror), and
  * bin.js compiles it here with the code V8 compiled for it in an earlier run of the same
  * command. That code is written once, when a command first runs without it, at its exit: by then
  * it holds every function the command ran, not only the file's top level (which is all Node 22's
- * own compile cache keeps of an ES module). A cached idle `sync` took 234 ms against 291.
+ * own compile cache keeps of an ES module). A cached idle `sync` takes 243 ms against 288.
  *
  * The cache is compiled code only, no data. It lives in NODE_COMPILE_CACHE when that is set (the
  * systemd units set it to their CacheDirectory), else in $XDG_CACHE_HOME/transport-sync or
