@@ -130,18 +130,21 @@ interface CacheFile {
   name: string;
   /** The start of every cache file of this bundle, whatever its version: for the tidy-up. */
   prefix: string;
+  digest: string;
 }
 
 function cacheFileOf(folder: string, bundle: string, source: Buffer, key: string): CacheFile {
   const prefix = `transport-sync-${basename(bundle, '.cjs')}-`;
   const digest = hash('sha256', source, 'hex').slice(0, 16);
   const v8 = process.versions.v8.replace(/[^0-9A-Za-z.]/g, '_');
-  return { folder, name: `${prefix}${v8}-${digest}-${key}.cache`, prefix };
+  return { folder, name: `${prefix}${v8}-${digest}-${key}.cache`, prefix, digest };
 }
 
 /**
  * Writes `data` as the cache file, all at once (a new file renamed over the name), and deletes
- * the files an earlier version of the bundle or of Node left for the same key.
+ * the files that earlier versions of the bundle left for the same key: an upgrade tidies up
+ * after itself. Those of another Node with this bundle stay, so that two Nodes in use on one
+ * machine (the unit's and a shell's) do not delete each other's at every run.
  */
 function writeCacheFile(file: CacheFile, key: string, data: Buffer): void {
   const path = join(file.folder, file.name);
@@ -151,7 +154,9 @@ function writeCacheFile(file: CacheFile, key: string, data: Buffer): void {
     renameSync(partial, path);
     for (const name of readdirSync(file.folder)) {
       const isOlder =
-        name.startsWith(file.prefix) && name.endsWith(`-${key}.cache`) && name !== file.name;
+        name.startsWith(file.prefix) &&
+        name.endsWith(`-${key}.cache`) &&
+        !name.endsWith(`-${file.digest}-${key}.cache`);
       if (isOlder) rmSync(join(file.folder, name), { force: true });
     }
   } catch {

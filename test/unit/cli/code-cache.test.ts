@@ -89,18 +89,25 @@ describe('a bundle loaded with the code cache', () => {
     ]);
   });
 
-  it('replaces a cache V8 refuses, and the cache of an earlier bundle', () => {
+  it("replaces a cache V8 refuses, and an earlier bundle's, not another Node's", () => {
     const files = bundle();
     const cache = join(tempDir('code-cache-home-'), 'cache');
     load(files, cache).writeCache();
     const [name] = cacheFiles(cache);
+    // Another Node's cache of this very bundle, as a second Node on the machine would leave it.
+    const otherNode = name!.replace(/^(transport-sync-one-)[^-]+(?:-node[^-]*)?/, '$1v0.0.0');
+    expect(otherNode).not.toBe(name);
+    writeFileSync(join(cache, otherNode), 'other code', { mode: 0o600 });
+
     writeFileSync(join(cache, name!), 'not code');
     const refused = load(files, cache);
     expect(refused.isCached).toBe(false);
     refused.writeCache();
     expect(load(files, cache).isCached).toBe(true);
+    // Written again beside the other Node's, which stays: two Nodes do not delete each other's.
+    expect(cacheFiles(cache)).toContain(otherNode);
 
-    // A new version of the bundle: a cache of its own, and the old one goes.
+    // A new version of the bundle: a cache of its own, and every earlier one goes.
     const changed = load({ ...files, one: 'module.exports = { answer: () => 43 };' }, cache);
     expect(changed.isCached).toBe(false);
     expect((changed.exports as { answer: () => number }).answer()).toBe(43);
@@ -108,6 +115,7 @@ describe('a bundle loaded with the code cache', () => {
     const ones = cacheFiles(cache).filter((file) => file.startsWith('transport-sync-one-'));
     expect(ones).toHaveLength(1);
     expect(ones[0]).not.toBe(name);
+    expect(ones[0]).not.toBe(otherNode);
   });
 
   it('is neither read nor written where another user could write', () => {
