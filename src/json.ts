@@ -29,11 +29,29 @@ function sortedKeys(value: unknown): unknown {
   for (const key of keys) {
     const member = object[key];
     const sorted = sortedKeys(member);
-    if (copy) copy[key] = sorted;
+    if (copy) setOwn(copy, key, sorted);
     else if (sorted !== member) {
       copy = { ...object };
-      copy[key] = sorted;
+      setOwn(copy, key, sorted);
     }
   }
   return copy ?? object;
+}
+
+/**
+ * `object[key] = value`, but as the object's own member whatever the key: JSON.parse makes a
+ * `"__proto__"` member an own property, which an assignment would take for the prototype and
+ * drop from the print (a record that sends one hashes as one that does not).
+ */
+function setOwn(object: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') {
+    Object.defineProperty(object, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  } else {
+    object[key] = value;
+  }
 }

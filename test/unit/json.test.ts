@@ -2,14 +2,31 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { stableStringify } from '../../src/json.js';
 
+/**
+ * An object made of `entries`, each an own member: an assignment of `"__proto__"` would set the
+ * prototype instead (fast-check's JSON values hold such keys, as JSON.parse makes them).
+ */
+const objectOf = (entries: [string, unknown][]): Record<string, unknown> =>
+  Object.defineProperties(
+    {},
+    Object.fromEntries(
+      entries.map(([key, value]) => [
+        key,
+        { value, enumerable: true, writable: true, configurable: true },
+      ]),
+    ),
+  );
+
 /** The definition: JSON.stringify with a replacer that hands it each object with sorted keys. */
 const bySortingReplacer = (value: unknown) =>
   JSON.stringify(value, (_key, member: unknown) => {
     if (member === null || typeof member !== 'object' || Array.isArray(member)) return member;
-    const sorted: Record<string, unknown> = {};
-    for (const key of Object.keys(member).sort())
-      sorted[key] = (member as Record<string, unknown>)[key];
-    return sorted;
+    const object = member as Record<string, unknown>;
+    return objectOf(
+      Object.keys(object)
+        .sort()
+        .map((key) => [key, object[key]]),
+    );
   });
 
 /** The same value with every object's keys in the order `order` picks. */
@@ -17,9 +34,7 @@ function reordered(value: unknown, order: (keys: string[]) => string[]): unknown
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((item) => reordered(item, order));
   const object = value as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const key of order(Object.keys(object))) out[key] = reordered(object[key], order);
-  return out;
+  return objectOf(order(Object.keys(object)).map((key) => [key, reordered(object[key], order)]));
 }
 
 describe('stableStringify', () => {
@@ -40,6 +55,18 @@ describe('stableStringify', () => {
         );
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it('keeps a "__proto__" member, as JSON.parse makes it, in order and out of it', () => {
+    expect(stableStringify(JSON.parse('{"__proto__":{"x":1},"b":1}'))).toBe(
+      '{"__proto__":{"x":1},"b":1}',
+    );
+    expect(stableStringify(JSON.parse('{"b":1,"__proto__":{"y":2,"x":1}}'))).toBe(
+      '{"__proto__":{"x":1,"y":2},"b":1}',
+    );
+    expect(stableStringify(JSON.parse('{"a":{"c":1,"__proto__":[]}}'))).toBe(
+      '{"a":{"__proto__":[],"c":1}}',
     );
   });
 
