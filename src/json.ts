@@ -39,11 +39,12 @@ function sortedKeys(value: unknown): unknown {
 }
 
 /**
- * `object[key] = value`, but as the object's own member whatever the key: JSON.parse makes a
- * `"__proto__"` member an own property, which an assignment would take for the prototype and
- * drop from the print (a record that sends one hashes as one that does not).
+ * `object[key] = value`, but as the object's own member whatever the key, for keys that come
+ * from the service: JSON.parse makes a `"__proto__"` member an own property, which an assignment
+ * would take for the prototype and drop (from the content hash's print, a record that sends one
+ * hashed as one that does not; from a 400's field map, its message).
  */
-function setOwn(object: Record<string, unknown>, key: string, value: unknown): void {
+export function setOwn(object: Record<string, unknown>, key: string, value: unknown): void {
   if (key === '__proto__') {
     Object.defineProperty(object, key, {
       value,

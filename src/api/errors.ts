@@ -1,5 +1,6 @@
 import type { ErrorCode } from '../error-codes.js';
 import { TransportError } from '../errors.js';
+import { setOwn } from '../json.js';
 
 /**
  * Error factories for the service client. Every error carries a stable `api.*` code and details
@@ -55,10 +56,14 @@ function fieldMapOf(value: unknown): FieldErrors | null {
   const map: FieldErrors = {};
   for (const [member, list] of Object.entries(value)) {
     if (!Array.isArray(list)) return null;
-    map[member] = list.map((item) =>
-      isRecord(item)
-        ? { message: shortText(item.message) ?? 'invalid', code: shortText(item.code) }
-        : { message: shortText(item) ?? 'invalid' },
+    setOwn(
+      map,
+      member,
+      list.map((item) =>
+        isRecord(item)
+          ? { message: shortText(item.message) ?? 'invalid', code: shortText(item.code) }
+          : { message: shortText(item) ?? 'invalid' },
+      ),
     );
   }
   return map;

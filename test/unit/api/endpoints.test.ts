@@ -537,6 +537,20 @@ describe('documented error shapes', () => {
     });
   });
 
+  it('400 with a field map keeps a member named __proto__, as JSON.parse reads it', async () => {
+    hub()
+      .post('/api/openapi/v2.0/requests/K3J9QX2A/state/')
+      .reply(400, '{"__proto__": [{"message": "Unknown field.", "code": "common:unknown"}]}', {
+        'content-type': 'application/json',
+      });
+    const { client } = makeClient();
+    const error = await caught(
+      client.sendState('K3J9QX2A', { name: 'en_route', timestamp: '2026-01-28T12:00:00Z' }),
+    );
+    expect(error.code).toBe('api.invalid');
+    expect(error.message).toContain('__proto__: Unknown field.');
+  });
+
   it('400 with an array of field maps (locations) names the sample', async () => {
     const fields = [{}, { lat: [{ message: 'This field is required.', code: 'common:required' }] }];
     hub().post('/api/openapi/v2.0/requests/K3J9QX2A/locations/').reply(400, fields);
