@@ -117,9 +117,10 @@ await writeAscii(
 );
 
 /**
- * Writes a build's files, each bundle ASCII, once it is known to import() nothing. The bundler escapes every other character in the
- * code (its default charset); what is left is in comments it kept, where a `?` changes nothing.
- * That is checked, not assumed: the bundle without its comments and spacing must not change.
+ * Writes a build's files, each bundle ASCII, once it is known to import() nothing. The bundler
+ * escapes every other character in the code (its default charset); what is left is in comments
+ * it kept, where a `?` changes nothing. That is checked, not assumed: the bundle without its
+ * comments and spacing must not change.
  */
 async function writeAscii({ outputFiles, metafile }) {
   // A script compiled from V8's code cache has no module loader for import() on Node 20

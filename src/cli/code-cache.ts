@@ -15,6 +15,7 @@ import { createRequire } from 'node:module';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import { isAscii } from 'node:buffer';
 import vm from 'node:vm';
+import { COMMAND_NAMES } from './command-names.js';
 
 /*
  * The CLI's code, loaded with V8's code cache.
@@ -43,30 +44,9 @@ import vm from 'node:vm';
 
 /**
  * The commands, each with a cache of its own: each runs different code, and a cache holds what
- * the run that wrote it compiled. A unit test holds this list to main.ts's. Anything else (help,
- * a mistyped command) shares one.
+ * the run that wrote it compiled. Anything else (help, a mistyped command) shares one.
  */
-const COMMANDS = new Set([
-  'run',
-  'sync',
-  'backfill',
-  'accept',
-  'decline',
-  'state',
-  'locations',
-  'change-request',
-  'best-time',
-  'status',
-  'gaps',
-  'changes',
-  'doctor',
-  'backup',
-  'prune',
-  'migrate',
-  'copy',
-  'demo',
-  'simulator',
-]);
+const COMMANDS: ReadonlySet<string> = new Set(COMMAND_NAMES);
 
 /** Which of the bundle's caches a command line uses. */
 export const cacheKeyOf = (args: readonly string[]): string =>

@@ -1,14 +1,15 @@
 import { applyEnvironmentFile, configHelpText, configMarkdownTable } from '../config/index.js';
 import { EXIT, usageError, type CliIo, type Command } from './command.js';
+import { COMMAND_NAMES, type CommandName } from './command-names.js';
 import { reportError } from './output.js';
 import { packageVersion } from './version.js';
 
 /**
- * Every command, in the order `help` lists them. A command's module (and the library behind it)
- * is loaded only when that command runs: a backfill does not carry the simulator, the PostgreSQL
- * driver or the metrics registry in its memory.
+ * Every command's module, by its name (command-names.ts holds the names and their order). A
+ * command's module (and the library behind it) is loaded only when that command runs: a backfill
+ * does not carry the simulator, the PostgreSQL driver or the metrics registry in its memory.
  */
-const COMMAND_MODULES: Record<string, () => Promise<Command>> = {
+const COMMAND_MODULES: Record<CommandName, () => Promise<Command>> = {
   run: async () => (await import('./run.js')).runCommand,
   sync: async () => (await import('./sync.js')).syncCommand,
   backfill: async () => (await import('./backfill.js')).backfillCommand,
@@ -33,17 +34,16 @@ const COMMAND_MODULES: Record<string, () => Promise<Command>> = {
 /** Commands that read no environment file: they bring their own settings. */
 const STANDALONE_COMMANDS = new Set(['demo', 'simulator']);
 
-/** The command names, in the order `help` lists them. */
-export const COMMAND_NAMES = Object.keys(COMMAND_MODULES);
+export { COMMAND_NAMES };
 
 /** Loads one command's module; undefined for a name that is not a command. */
 export async function loadCommand(name: string): Promise<Command | undefined> {
-  return Object.hasOwn(COMMAND_MODULES, name) ? COMMAND_MODULES[name]!() : undefined;
+  return Object.hasOwn(COMMAND_MODULES, name) ? COMMAND_MODULES[name as CommandName]() : undefined;
 }
 
 /** Loads every command (for `help`). */
 export async function loadCommands(): Promise<Command[]> {
-  return Promise.all(COMMAND_NAMES.map((name) => COMMAND_MODULES[name]!()));
+  return Promise.all(COMMAND_NAMES.map((name) => COMMAND_MODULES[name]()));
 }
 
 /**
