@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import {
   closeSync,
   fstatSync,
@@ -15,6 +14,7 @@ import { createRequire } from 'node:module';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import { isAscii } from 'node:buffer';
 import vm from 'node:vm';
+import { crc32 } from 'node:zlib';
 import { COMMAND_NAMES } from './command-names.js';
 
 /*
@@ -115,7 +115,12 @@ interface CacheFile {
 
 function cacheFileOf(folder: string, bundle: string, source: Buffer, key: string): CacheFile {
   const prefix = `transport-sync-${basename(bundle, '.cjs')}-`;
-  const digest = hash('sha256', source, 'hex').slice(0, 16);
+  // The bundle's length and CRC-32 tell one build from another: a cache is only ever read from a
+  // folder of this user's alone, so the digest guards against a stale cache, not a forged one.
+  // CRC-32 reads the 1.7 MB bundle in 0.4 ms, SHA-256 in 3.7 (node:zlib loads in 0.8 ms).
+  const digest = [source.length, crc32(source)]
+    .map((n) => n.toString(16).padStart(8, '0'))
+    .join('');
   const v8 = process.versions.v8.replace(/[^0-9A-Za-z.]/g, '_');
   return { folder, name: `${prefix}${v8}-${digest}-${key}.cache`, prefix, digest };
 }
