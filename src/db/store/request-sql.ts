@@ -139,8 +139,12 @@ export function requestSql(dialect: Dialect) {
     summariesInWindow: `SELECT ${SUMMARY_COLUMNS} FROM requests
       WHERE event_dt_utc BETWEEN @from AND @to`,
     // The rows of a state in the window that hold the text they last received (isSameRaw's
-    // conditions but the text), with its digest: by the state and event time index.
-    heldDigests: `SELECT request_id, received_digest FROM requests
+    // conditions but the text), with its digest. On SQLite from the summaries' index, which
+    // holds every column it reads: SQLite's planner takes the state and event time index, and
+    // then the table, whose received_digest lies past raw_json's overflow pages.
+    heldDigests: `SELECT request_id, received_digest FROM requests${
+      dialect.engine === 'sqlite' ? ' INDEXED BY requests_summary_idx' : ''
+    }
       WHERE list_state = @list_state AND event_dt_utc BETWEEN @from AND @to
         AND unavailable_at IS NULL AND received_digest IS NOT NULL
         AND NOT EXISTS (SELECT 1 FROM quarantine WHERE quarantine.request_id = requests.request_id)`,

@@ -1,0 +1,2 @@
+DROP INDEX `requests_summary_idx`;--> statement-breakpoint
+CREATE INDEX `requests_summary_idx` ON `requests` (`event_dt_utc`,`request_id`,`list_state`,`last_updated_timestamp_utc`,`unavailable_at`,`read_at`,`received_digest`);
