@@ -43,47 +43,51 @@ export function normalizeTimestamp(value: string): string | null {
  * path (which gives the same answer, slower).
  */
 function utcSpelling(value: string): string | undefined {
+  // Written for V8's interpreter, not its optimizer: a command is a short process, and most of
+  // the list items it reads pass here before the function is ever optimized. Indexed reads and
+  // plain comparisons, no iterators, destructuring or closures: a list call's items took a third
+  // of the time they took through loops over [index, code] pairs.
   const { length } = value;
   let fraction: string;
-  if (length === 20 && value.endsWith('Z')) fraction = '.000';
+  if (length === 20 && value.charCodeAt(19) === UPPER_Z) fraction = '.000';
   else if (length === 25 && value.endsWith('+00:00')) fraction = '.000';
-  else if (length === 24 && value.charCodeAt(19) === DOT && value.endsWith('Z')) {
-    if (!isDigitAt(value, 20) || !isDigitAt(value, 21) || !isDigitAt(value, 22)) return undefined;
+  else if (length === 24 && value.charCodeAt(19) === DOT && value.charCodeAt(23) === UPPER_Z) {
+    if (numberAt(value, 20, 3) < 0) return undefined;
     fraction = value.slice(19, 23);
   } else return undefined;
-  for (const [at, code] of SEPARATORS) if (value.charCodeAt(at) !== code) return undefined;
-  for (const at of DIGITS) if (!isDigitAt(value, at)) return undefined;
-  const field = (at: number, width: number) => {
-    let n = 0;
-    for (let i = at; i < at + width; i += 1) n = n * 10 + value.charCodeAt(i) - ZERO;
-    return n;
-  };
-  if (
-    !isRealDate(field(0, 4), field(5, 2), field(8, 2)) ||
-    field(11, 2) > 23 ||
-    field(14, 2) > 59 ||
-    field(17, 2) > 59
-  ) {
-    return undefined;
-  }
+  const isSeparated =
+    value.charCodeAt(4) === DASH &&
+    value.charCodeAt(7) === DASH &&
+    value.charCodeAt(10) === UPPER_T &&
+    value.charCodeAt(13) === COLON &&
+    value.charCodeAt(16) === COLON;
+  if (!isSeparated) return undefined;
+  const year = numberAt(value, 0, 4);
+  const hour = numberAt(value, 11, 2);
+  const minute = numberAt(value, 14, 2);
+  const second = numberAt(value, 17, 2);
+  const isTime = hour >= 0 && hour <= 23 && minute >= 0 && minute <= 59 && second >= 0;
+  if (!isTime || second > 59 || year < 0) return undefined;
+  if (!isRealDate(year, numberAt(value, 5, 2), numberAt(value, 8, 2))) return undefined;
   return length === 24 ? value : `${value.slice(0, 19)}${fraction}Z`;
 }
 
 const ZERO = 48;
 const DOT = 46;
-/** Where `YYYY-MM-DDTHH:MM:SS` has its separators, and its digits. */
-const SEPARATORS: [number, number][] = [
-  [4, 45],
-  [7, 45],
-  [10, 84],
-  [13, 58],
-  [16, 58],
-];
-const DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18];
+const DASH = 45;
+const COLON = 58;
+const UPPER_T = 84;
+const UPPER_Z = 90;
 
-function isDigitAt(value: string, at: number): boolean {
-  const code = value.charCodeAt(at);
-  return code >= ZERO && code <= ZERO + 9;
+/** The number `width` decimal digits at `at` spell, or -1 when one of them is not a digit. */
+function numberAt(value: string, at: number, width: number): number {
+  let n = 0;
+  for (let i = at; i < at + width; i += 1) {
+    const digit = value.charCodeAt(i) - ZERO;
+    if (!(digit >= 0 && digit <= 9)) return -1;
+    n = n * 10 + digit;
+  }
+  return n;
 }
 
 /** Canonical `YYYY-MM-DD`, or null when `value` is not a real calendar date. */

@@ -62,6 +62,29 @@ describe('normalizeTimestamp', () => {
       expect(normalizeTimestamp(`${notLeap}T00:00:00.000Z`)).toBeNull();
   });
 
+  it('takes a canonical-looking value with any one character changed only when Date does', () => {
+    const roundTrips = (value: string) => {
+      const ms = Date.parse(value);
+      return !Number.isNaN(ms) && new Date(ms).toISOString() === value;
+    };
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 23 }),
+        fc.string({ minLength: 1, maxLength: 1, unit: 'binary' }),
+        fc.constantFrom('.123Z', 'Z', '+00:00'),
+        (at, character, ending) => {
+          const value = `2026-11-29T04:31:07${ending}`;
+          if (at >= value.length) return;
+          const changed = `${value.slice(0, at)}${character}${value.slice(at + 1)}`;
+          const result = normalizeTimestamp(changed);
+          if (result === changed) expect(roundTrips(changed), changed).toBe(true);
+          if (result !== null) expect(roundTrips(result), changed).toBe(true);
+        },
+      ),
+      { numRuns: 5_000 },
+    );
+  });
+
   it('gives each spelling of a time what its canonical spelling gives, offsets applied', () => {
     fc.assert(
       fc.property(timeFields, ([y, mo, d, h, mi, s]) => {
