@@ -9,7 +9,7 @@ import {
   statSync,
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import { openSqliteDatabase } from './driver.js';
 import './pin.js';
 import { TransportError } from '../../errors.js';
 import { requireDatabaseFile } from '../open.js';
@@ -98,7 +98,7 @@ function copyError(error: unknown, sourcePath: string, targetPath: string): unkn
 
 /** quick_check the copy and return its schema version (migrations applied). */
 function verifyCopy(path: string): number {
-  const copy = new Database(path, { readonly: true, fileMustExist: true });
+  const copy = openSqliteDatabase(path, { readonly: true, fileMustExist: true });
   try {
     const result = copy.pragma('quick_check', { simple: true });
     if (result !== 'ok') {

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqliteDatabase } from './driver.js';
 import './pin.js';
 import { knownMigrations } from '../migrations.js';
 import { appliedMigrations } from './open.js';
@@ -24,7 +25,7 @@ export function inspectSqlite(path: string, busyTimeoutMs = 5000): Inspection {
   if (!existsSync(path)) return { kind: 'missing' };
   let sqlite: Database.Database;
   try {
-    sqlite = new Database(path, { fileMustExist: true });
+    sqlite = openSqliteDatabase(path, { fileMustExist: true });
     sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
   } catch (error) {
     return { kind: 'unopenable', error: (error as Error).message, cause: error };

@@ -1,6 +1,7 @@
 import { closeSync, chmodSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqliteDatabase } from './driver.js';
 import './pin.js';
 import { TransportError } from '../../errors.js';
 import { isBehind, migrationsFolder, refuseNewer, type AppliedMigrations } from '../migrations.js';
@@ -48,7 +49,7 @@ async function openFile({
   if (!isReadOnly) createPrivateFile(path, mayCreateFolder);
   let sqlite: Database.Database;
   try {
-    sqlite = new Database(path, { readonly: isReadOnly, fileMustExist: isReadOnly });
+    sqlite = openSqliteDatabase(path, { readonly: isReadOnly, fileMustExist: isReadOnly });
   } catch (error) {
     const translated = databaseError(error, path, { verb: 'open' });
     if (translated instanceof TransportError) throw translated;

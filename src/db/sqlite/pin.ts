@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import Database from 'better-sqlite3';
+import { openSqliteDatabase } from './driver.js';
 
 /*
  * better-sqlite3 12 on Node 24: a statement or database object the garbage collector frees at a
@@ -26,10 +26,14 @@ export function pinSqliteObjects(): void {
   if (!isAffected || isPatched) return;
   isPatched = true;
   const require = createRequire(import.meta.url);
-  const { cppdb } = require('better-sqlite3/lib/util.js') as { cppdb: symbol };
   // Opening one loads the addon: its module's exports hold the native class every open calls.
-  const probe = new Database(':memory:');
-  const nativeProbe = (probe as unknown as Record<symbol, object>)[cppdb]!;
+  // The JavaScript object keeps the native one under a symbol of better-sqlite3's own: found by
+  // what it holds, since the CLI bundles that module and node_modules holds another copy.
+  const probe = openSqliteDatabase(':memory:');
+  const nativeProbe = Object.getOwnPropertySymbols(probe)
+    .map((symbol) => (probe as unknown as Record<symbol, unknown>)[symbol])
+    .find((value) => typeof (value as { prepare?: unknown } | null)?.prepare === 'function');
+  if (!nativeProbe) throw new Error('better-sqlite3: its native database was not found to pin');
   const native = Object.getPrototypeOf(nativeProbe) as {
     constructor: NativeDatabase;
     prepare: (...args: unknown[]) => object;
