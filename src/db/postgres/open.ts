@@ -83,16 +83,27 @@ export async function openPostgres({
  * itself gives up while authenticating (it has no password to answer the server's challenge):
  * the server then waits out its authentication_timeout, a minute, and a command that has
  * reported the error cannot exit until then.
+ *
+ * Ended by the pool, its socket no longer keeps the process alive. The pool ends a client with
+ * a callback that only tells the pool's listeners, and `pool.end()` has resolved by then; the
+ * server closes the socket once its backend has exited, 15 to 30 ms later, which a command that
+ * has done its work (a `sync` from the timer) otherwise waited out before it could exit.
  */
 export class ClosingClient extends pg.Client {
   constructor(config?: string | pg.ClientConfig) {
     super(config);
     type Callback = (error: Error | null) => void;
     const connect = this.connect.bind(this) as (callback: Callback) => void;
-    const closeSocket = () =>
-      (
-        this as unknown as { connection?: { stream?: { destroy(): void } } }
-      ).connection?.stream?.destroy();
+    const socket = () =>
+      (this as unknown as { connection?: { stream?: { destroy(): void; unref?(): void } } })
+        .connection?.stream;
+    const closeSocket = () => socket()?.destroy();
+    const end = this.end.bind(this) as (callback?: () => void) => Promise<void> | void;
+    this.end = ((callback?: () => void) => {
+      const ending = end(callback);
+      if (callback) socket()?.unref?.();
+      return ending;
+    }) as pg.Client['end'];
     const closing = (callback?: Callback): Promise<pg.Client> | void => {
       if (!callback) {
         return new Promise((resolve, reject) =>
