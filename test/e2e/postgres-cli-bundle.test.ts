@@ -15,11 +15,13 @@ describe('the CLI bundle on a PostgreSQL mirror', () => {
     try {
       const dir = tempDir('cli-bundle-pg-');
       const probe = join(dir, 'required.txt');
+      const builtins = join(dir, 'builtins.txt');
       const env = cleanEnv({
         TRANSPORT_DB: database.location,
         NODE_COMPILE_CACHE: join(dir, 'cache'),
         NODE_OPTIONS: `--import ${PROBE}`,
         REQUIRE_PROBE_OUT: probe,
+        REQUIRE_PROBE_BUILTINS_OUT: builtins,
       });
       const result = await runCli(['migrate'], env);
       expect(result.code, result.stderr).toBe(0);
@@ -31,6 +33,11 @@ describe('the CLI bundle on a PostgreSQL mirror', () => {
       ]);
       const required = existsSync(probe) ? readFileSync(probe, 'utf8').split('\n') : [];
       expect(required).not.toContainEqual(expect.stringMatching(/better.sqlite3/));
+      // pg asks whether it runs on Cloudflare Workers; on Node 20 its way to find out loaded
+      // Node's own fetch, 38 ms (scripts/bundle.mjs).
+      const loaded = readFileSync(builtins, 'utf8').split('\n');
+      expect(loaded).toContain('NativeModule net');
+      expect(loaded).not.toContainEqual(expect.stringMatching(/deps\/undici/));
     } finally {
       await database.drop();
     }
