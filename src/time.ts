@@ -66,8 +66,9 @@ function utcSpelling(value: string): string | undefined {
   const hour = numberAt(value, 11, 2);
   const minute = numberAt(value, 14, 2);
   const second = numberAt(value, 17, 2);
-  const isTime = hour >= 0 && hour <= 23 && minute >= 0 && minute <= 59;
-  if (!isTime || !(second >= 0 && second <= 59) || year < 0) return undefined;
+  const isTime =
+    hour >= 0 && hour <= 23 && minute >= 0 && minute <= 59 && second >= 0 && second <= 59;
+  if (!isTime || year < 0) return undefined;
   if (!isRealDate(year, numberAt(value, 5, 2), numberAt(value, 8, 2))) return undefined;
   return length === 24 ? value : `${value.slice(0, 19)}${fraction}Z`;
 }
