@@ -1,4 +1,5 @@
 import { isOutcomeUnknown } from '../api/index.js';
+import { ONE_SHOT_CONNECTIONS } from '../db/open.js';
 import { createSyncContext, type SyncContext } from '../daemon/context.js';
 import { describeError, isTransportError, TransportError } from '../errors.js';
 import {
@@ -56,7 +57,11 @@ export async function withService(
   verb: string,
 ): Promise<number> {
   const { config, log } = setupCommand(io, { needsService: true, dbPath });
-  const context = await createSyncContext({ config, log });
+  const context = await createSyncContext({
+    config,
+    log,
+    maxConnections: ONE_SHOT_CONNECTIONS,
+  });
   try {
     io.stdout.write(`${await send(context)}\n`);
     return EXIT.ok;

@@ -1,4 +1,5 @@
 import { redactConfig } from '../config/index.js';
+import { ONE_SHOT_CONNECTIONS } from '../db/open.js';
 import { createSyncContext } from '../daemon/context.js';
 import { runPollCycle } from '../sync/poll.js';
 import { DB_FLAG, EXIT, parseCommandArgs, type Command } from './command.js';
@@ -17,7 +18,11 @@ Exit codes: 0 the cycle completed, 1 it failed or left requests to retry, 2 bad 
     const { values } = parseCommandArgs(argv, DB_FLAG);
     const { config, log } = setupCommand(io, { needsService: true, dbPath: values.db });
     log.info({ config: redactConfig(config) }, 'sync starting');
-    const context = await createSyncContext({ config, log });
+    const context = await createSyncContext({
+      config,
+      log,
+      maxConnections: ONE_SHOT_CONNECTIONS,
+    });
     try {
       const result = await runPollCycle(context.pollDeps);
       const { counts } = result;

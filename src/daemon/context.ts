@@ -37,14 +37,17 @@ export async function createSyncContext({
   log,
   clock = systemClock,
   hooks = {},
+  maxConnections,
 }: {
   config: Config;
   log: Logger;
   clock?: Clock;
   /** The client's metric hooks (ops/metrics); the call tally is always fed. */
   hooks?: Pick<ServiceClientOptions, 'onCall' | 'onRetry' | 'onRateLimitedMs'>;
+  /** PostgreSQL connections at once; a one-shot command passes ONE_SHOT_CONNECTIONS. */
+  maxConnections?: number;
 }): Promise<SyncContext> {
-  const db = await openDatabase(targetOf(config));
+  const db = await openDatabase({ ...targetOf(config), maxConnections });
   if (db.engine === 'sqlite' && db.checkpoints) warnOfCheckpointFailures(db.checkpoints, log);
   const store = createStore({ db, clock, log });
   const calls = createCallTally();

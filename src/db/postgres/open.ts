@@ -56,17 +56,21 @@ export async function openPostgres({
   try {
     const client = await pool.connect();
     try {
-      if (shouldMigrate && !isReadOnly) {
+      // An up-to-date database (every start but the first after an upgrade) is told by one
+      // statement. The lock is taken only when it is behind, and the check made again under it:
+      // drizzle records a migration in the transaction that applies it, so what the read
+      // without the lock saw as up to date is committed.
+      const applied = await appliedPostgresMigrations(client);
+      refuseNewer(applied, 'postgres', location);
+      if (shouldMigrate && !isReadOnly && isBehind(applied, 'postgres')) {
         await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
         try {
-          const applied = await appliedPostgresMigrations(client);
-          refuseNewer(applied, 'postgres', location);
-          if (isBehind(applied, 'postgres')) await migrate(client);
+          const locked = await appliedPostgresMigrations(client);
+          refuseNewer(locked, 'postgres', location);
+          if (isBehind(locked, 'postgres')) await migrate(client);
         } finally {
           await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
         }
-      } else {
-        refuseNewer(await appliedPostgresMigrations(client), 'postgres', location);
       }
     } finally {
       client.release();
@@ -145,19 +149,28 @@ async function migrate(client: pg.PoolClient): Promise<void> {
   await applyMigrations(drizzle({ client }), { migrationsFolder: migrationsFolder('postgres') });
 }
 
-/** How many migrations a database has applied, and the newest one's time. */
+/**
+ * How many migrations a database has applied, and the newest one's time: one statement, a
+ * round trip at every command's start. A database no migration touched has no drizzle table yet,
+ * which the server answers with undefined_table (42P01); outside a transaction that error aborts
+ * nothing.
+ */
 export async function appliedPostgresMigrations(
   client: pg.ClientBase | pg.Pool,
 ): Promise<AppliedMigrations> {
-  const exists = await client.query(
-    "SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS found",
-  );
-  if (!exists.rows[0]?.found) return { count: 0, newestAt: null };
-  const row = await client.query(
-    'SELECT count(*) AS n, max(created_at) AS at FROM drizzle.__drizzle_migrations',
-  );
-  return {
-    count: Number(row.rows[0].n),
-    newestAt: row.rows[0].at === null ? null : Number(row.rows[0].at),
-  };
+  try {
+    const row = await client.query(
+      'SELECT count(*) AS n, max(created_at) AS at FROM drizzle.__drizzle_migrations',
+    );
+    return {
+      count: Number(row.rows[0].n),
+      newestAt: row.rows[0].at === null ? null : Number(row.rows[0].at),
+    };
+  } catch (error) {
+    if ((error as { code?: unknown }).code === UNDEFINED_TABLE) return { count: 0, newestAt: null };
+    throw error;
+  }
 }
+
+/** SQLSTATE of a relation that does not exist (the schema `drizzle` missing included). */
+const UNDEFINED_TABLE = '42P01';

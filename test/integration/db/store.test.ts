@@ -133,6 +133,27 @@ describe('the mirror database', () => {
     }
   });
 
+  it('is migrated once when several processes open a new database at once', async () => {
+    // Daemons of a cluster starting together. On PostgreSQL each sees the database behind
+    // without the lock, then takes it in turn and looks again: the first migrates, the others
+    // find it done. Concurrent DDL would fail with duplicate tables.
+    const fresh = await createTestDatabase('together.db');
+    try {
+      const opened = await Promise.all(
+        [1, 2, 3].map(() => openDatabase({ location: fresh.location })),
+      );
+      try {
+        for (const one of opened) expect(await schemaVersion(one)).toBe(knownSchemaVersion(one));
+        const rows = await queryAll(opened[0]!, `SELECT hash FROM ${MIGRATIONS_TABLE}`);
+        expect(rows).toHaveLength(knownSchemaVersion(opened[0]!));
+      } finally {
+        await Promise.all(opened.map((one) => one.close()));
+      }
+    } finally {
+      await fresh.drop();
+    }
+  });
+
   it('refuses a database from a newer schema', async () => {
     await execute(
       db,
