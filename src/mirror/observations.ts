@@ -84,4 +84,9 @@ export interface StoredSummary {
   last_updated_timestamp_utc: string | null;
   unavailable_at: string | null;
   read_at: string | null;
+  /**
+   * The digest of the text the row holds while it can be held as sent (available, nothing in
+   * quarantine); null otherwise, or when no text's digest is recorded.
+   */
+  held_digest: string | null;
 }

@@ -303,18 +303,15 @@ async function syncAwaiting(
   signal?: AbortSignal,
 ): Promise<void> {
   // A record the mirror holds exactly as sent (text, awaiting, available, not quarantined) is
-  // passed over before the client checks it: most of an idle cycle's pages. The digests of the
-  // rows that can be held are read once for the pass: a statement per page was a round trip
-  // each on PostgreSQL. A row written since (a webhook applied meanwhile) is compared at the
-  // next cycle, as the partial lists compare with the summaries read at the cycle's start.
-  // On a first sync no row is stored as awaiting: nothing is read.
-  const isHeldAwaiting = (row: StoredSummary) =>
-    row.list_state === 'awaiting' && row.unavailable_at === null;
-  const held = [...stored.values()].some(isHeldAwaiting)
-    ? await deps.store.read((tx) =>
-        tx.requests.heldDigests(isoFromMs(window.fromMs), isoFromMs(window.toMs), 'awaiting'),
-      )
-    : new Map<string, string>();
+  // passed over before the client checks it: most of an idle cycle's pages. The digests come
+  // with the summaries read at the cycle's start (held_digest): a statement per page was a round
+  // trip each on PostgreSQL. A row written since (a webhook applied meanwhile) is compared at
+  // the next cycle, as the partial lists compare with the same summaries.
+  const held = new Map<string, string>();
+  for (const row of stored.values()) {
+    if (row.list_state === 'awaiting' && row.held_digest !== null)
+      held.set(row.request_id, row.held_digest);
+  }
   const isKnown = async (records: { id: string | null; digest: string }[]) =>
     records.map(({ id, digest }) => id !== null && !seen.has(id) && held.get(id) === digest);
   const pages = deps.client.listRequestDetails({

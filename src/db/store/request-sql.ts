@@ -86,8 +86,15 @@ export const STORED_COLUMNS = REQUEST_COLUMNS.filter((c) => c !== 'source' && c 
 
 const LOCATION_COLUMNS = columnNames(requestLocations);
 
-const SUMMARY_COLUMNS =
-  'request_id, list_state, event_dt_utc, last_updated_timestamp_utc, unavailable_at, read_at';
+// held_digest: the digest of the text the row holds, while nothing keeps the row from being
+// held as sent (isSameRaw's conditions but the list state and the text): available, nothing in
+// quarantine. The poll's awaiting pass compares each record's digest with it, so the summaries
+// it reads at the cycle's start answer the pass too: a statement of its own was a round trip,
+// and on PostgreSQL some 1,800 rows more to parse at 5,000 requests.
+const SUMMARY_COLUMNS = `request_id, list_state, event_dt_utc, last_updated_timestamp_utc,
+  unavailable_at, read_at,
+  CASE WHEN unavailable_at IS NULL AND NOT EXISTS (SELECT 1 FROM quarantine
+    WHERE quarantine.request_id = requests.request_id) THEN received_digest END AS held_digest`;
 export const list = (columns: readonly string[], prefix = '') =>
   columns.map((column) => `${prefix}${column}`).join(', ');
 export const setExcluded = (columns: readonly string[]) =>
@@ -138,16 +145,6 @@ export function requestSql(dialect: Dialect) {
         LIMIT 1) AS held`,
     summariesInWindow: `SELECT ${SUMMARY_COLUMNS} FROM requests
       WHERE event_dt_utc BETWEEN @from AND @to`,
-    // The rows of a state in the window that hold the text they last received (isSameRaw's
-    // conditions but the text), with its digest. On SQLite from the summaries' index, which
-    // holds every column it reads: SQLite's planner takes the state and event time index, and
-    // then the table, whose received_digest lies past raw_json's overflow pages.
-    heldDigests: `SELECT request_id, received_digest FROM requests${
-      dialect.engine === 'sqlite' ? ' INDEXED BY requests_summary_idx' : ''
-    }
-      WHERE list_state = @list_state AND event_dt_utc BETWEEN @from AND @to
-        AND unavailable_at IS NULL AND received_digest IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM quarantine WHERE quarantine.request_id = requests.request_id)`,
     upsertRequest: insertOneSql(ROW_INSERTS.requests),
     // upsertRequest over a stored row that keeps its INDEXED_COLUMNS (SQLite).
     updateKeepingIndexed: `UPDATE requests

@@ -155,19 +155,6 @@ export function createRequestStore(sql: Sql, written: () => WrittenCache, change
     /** Stored summaries of requests whose event time lies in [from, to] (canonical ISO). */
     summariesInWindow: (from: string, to: string) =>
       sql.all<StoredSummary>(q.summariesInWindow, { from, to }),
-    /**
-     * The received digests of the requests of `listState` whose event time lies in [from, to],
-     * available and with nothing in quarantine, by id: a record whose text has its request's
-     * digest here is one isSameRaw would find held. One statement for a whole pass.
-     */
-    async heldDigests(from: string, to: string, listState: string): Promise<Map<string, string>> {
-      const rows = await sql.all<{ request_id: string; received_digest: string }>(q.heldDigests, {
-        from,
-        to,
-        list_state: listState,
-      });
-      return new Map(rows.map((row) => [row.request_id, row.received_digest]));
-    },
     /** The stored summary of one request, if stored. */
     summary: (requestId: string) => sql.get<StoredSummary>(q.summary, { id: requestId }),
     /** The stored summaries of those of `requestIds` that are stored, by id, in one statement. */

@@ -440,12 +440,12 @@ describe('the poll cycle against the simulator', () => {
     await expectMirrorEqualsTruth(mirror);
   });
 
-  it('reads the held awaiting digests once a pass, none on a first sync, and no record text', async () => {
+  it("answers the awaiting pass from the cycle's summaries: no read of its own, and no record text", async () => {
     // Without paging churn, one cycle reads every record (churn can hide one from a pass).
     mirror = await startMirror({ requests: 150, pageSize: 20, roughness: { pagingChurnRate: 0 } });
-    // What each cycle asks the mirror of its awaiting records: the digests read for the pass,
-    // and any comparison of a record's text (requests.sameRaw).
-    let digestReads = 0;
+    // What each cycle asks the mirror of its requests: the window's summaries (which hold the
+    // digests the pass compares), and any comparison of a record's text (requests.sameRaw).
+    let summaryReads = 0;
     let comparedTexts = 0;
     const { store } = mirror;
     const countingStore: typeof store = {
@@ -456,9 +456,9 @@ describe('the poll cycle against the simulator', () => {
             ...tx,
             requests: {
               ...tx.requests,
-              heldDigests: (from, to, listState) => {
-                digestReads += 1;
-                return tx.requests.heldDigests(from, to, listState);
+              summariesInWindow: (from, to) => {
+                summaryReads += 1;
+                return tx.requests.summariesInWindow(from, to);
               },
               sameRaw: (records, listState) => {
                 comparedTexts += records.length;
@@ -474,7 +474,7 @@ describe('the poll cycle against the simulator', () => {
     expect(first.status, first.error).toBe('ok');
     expect(first.counts.requestsNew).toBeGreaterThan(20);
     // A first sync holds nothing: every awaiting record is stored without a question.
-    expect([digestReads, comparedTexts]).toEqual([0, 0]);
+    expect([summaryReads, comparedTexts]).toEqual([1, 0]);
     expect(checkedPerCycle()).toBeGreaterThan(20);
     await expectMirrorEqualsTruth(mirror);
 
@@ -482,7 +482,7 @@ describe('the poll cycle against the simulator', () => {
     mirror.sim.mutate(20);
     const second = await cycle();
     expect(second.status, second.error).toBe('ok');
-    expect([digestReads, comparedTexts]).toEqual([1, 0]);
+    expect([summaryReads, comparedTexts]).toEqual([2, 0]);
     // Only what changed, and the malformed records kept apart, are checked again.
     const quarantined = await countRows(mirror.db, 'quarantine');
     expect(checkedPerCycle()).toBeLessThanOrEqual(20 + quarantined);

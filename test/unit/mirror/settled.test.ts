@@ -78,6 +78,7 @@ describe('isSettled', () => {
       event_dt_utc: '2024-05-01T14:30:00.000Z',
       last_updated_timestamp_utc: LAST_UPDATED,
       unavailable_at: null,
+      held_digest: null,
       read_at: '2024-04-30T10:15:00.999Z',
       ...overrides,
     });
