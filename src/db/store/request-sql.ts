@@ -91,10 +91,21 @@ const LOCATION_COLUMNS = columnNames(requestLocations);
 // quarantine. The poll's awaiting pass compares each record's digest with it, so the summaries
 // it reads at the cycle's start answer the pass too: a statement of its own was a round trip,
 // and on PostgreSQL some 1,800 rows more to parse at 5,000 requests.
-const SUMMARY_COLUMNS = `request_id, list_state, event_dt_utc, last_updated_timestamp_utc,
-  unavailable_at, read_at,
+//
+// PostgreSQL spells the times as the code compares them, canonical ISO UTC (the columns hold
+// milliseconds; the session's time zone is UTC), as isoFromPostgres would: an idle cycle at
+// 5,000 requests reads some 6,000, and rearranging each in a process too young for V8 to have
+// optimized the function took about 15 ms, against some 3 ms of the server's.
+const summaryColumns = (dialect: Dialect) => {
+  const time = (column: string) =>
+    dialect.engine === 'postgres' ? `to_char(${column}, '${ISO_UTC}') AS ${column}` : column;
+  return `request_id, list_state, ${time('event_dt_utc')}, ${time('last_updated_timestamp_utc')},
+  ${time('unavailable_at')}, ${time('read_at')},
   CASE WHEN unavailable_at IS NULL AND NOT EXISTS (SELECT 1 FROM quarantine
     WHERE quarantine.request_id = requests.request_id) THEN received_digest END AS held_digest`;
+};
+/** to_char's pattern of canonical ISO UTC, in a session whose time zone is UTC. */
+const ISO_UTC = 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"';
 export const list = (columns: readonly string[], prefix = '') =>
   columns.map((column) => `${prefix}${column}`).join(', ');
 export const setExcluded = (columns: readonly string[]) =>
@@ -117,12 +128,13 @@ export const ROW_INSERTS = {
 
 /** The statements of the request store, for one dialect. */
 export function requestSql(dialect: Dialect) {
+  const summaryList = summaryColumns(dialect);
   return {
     selectRow: `SELECT ${list(STORED_COLUMNS)} FROM requests WHERE request_id = @id${dialect.forUpdate}`,
-    summary: `SELECT ${SUMMARY_COLUMNS} FROM requests WHERE request_id = @id`,
+    summary: `SELECT ${summaryList} FROM requests WHERE request_id = @id`,
     // summary for many ids in one statement whatever their number: PostgreSQL takes them as an
     // array, SQLite as JSON text it unpacks.
-    summaries: `SELECT ${SUMMARY_COLUMNS} FROM requests WHERE ${
+    summaries: `SELECT ${summaryList} FROM requests WHERE ${
       dialect.engine === 'postgres'
         ? 'request_id = ANY(@ids::text[])'
         : 'request_id IN (SELECT value FROM json_each(@ids))'
@@ -143,7 +155,7 @@ export function requestSql(dialect: Dialect) {
         AND r.unavailable_at IS NULL
         AND NOT EXISTS (SELECT 1 FROM quarantine WHERE quarantine.request_id = r.request_id)
         LIMIT 1) AS held`,
-    summariesInWindow: `SELECT ${SUMMARY_COLUMNS} FROM requests
+    summariesInWindow: `SELECT ${summaryList} FROM requests
       WHERE event_dt_utc BETWEEN @from AND @to`,
     upsertRequest: insertOneSql(ROW_INSERTS.requests),
     // upsertRequest over a stored row that keeps its INDEXED_COLUMNS (SQLite).

@@ -536,6 +536,28 @@ describe('writing requests', () => {
     expect(await store.read((tx) => tx.requests.summaries(['NOTSTORED']))).toEqual(new Map());
   });
 
+  it('spells the times of the summaries as every other read of the row does', async () => {
+    // On PostgreSQL the summaries format their times in SQL, the other reads through the
+    // connection's type parser: both must give canonical ISO UTC, with three fraction digits
+    // (PostgreSQL sends '.12' for 120 ms).
+    await write(detailRecord({ request_id: 'M7P2WQ4B' }));
+    const at =
+      testEngine() === 'postgres' ? '2026-11-21 10:00:00.12+00' : '2026-11-21T10:00:00.120Z';
+    await execute(db, 'UPDATE requests SET read_at = @at, unavailable_at = @at', { at });
+    const [row] = await queryAll<Record<string, string>>(
+      db,
+      'SELECT event_dt_utc, last_updated_timestamp_utc, unavailable_at, read_at FROM requests',
+    );
+    const summary = await store.read((tx) => tx.requests.summary('M7P2WQ4B'));
+    expect(row!.read_at).toBe('2026-11-21T10:00:00.120Z');
+    for (const column of Object.keys(row!))
+      expect(summary?.[column as keyof typeof summary], column).toBe(row![column]);
+    const window = await store.read((tx) =>
+      tx.requests.summariesInWindow('2000-01-01T00:00:00.000Z', '2100-01-01T00:00:00.000Z'),
+    );
+    expect(window).toEqual([summary]);
+  });
+
   it('stores a group of deliveries in one go, telling which were new as storing each in turn would', async () => {
     const delivery = (eventId: string, payload: Record<string, unknown> = {}) => {
       const body = Buffer.from(JSON.stringify({ event_id: eventId, ...payload }));
