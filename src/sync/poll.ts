@@ -307,13 +307,12 @@ async function syncAwaiting(
   // with the summaries read at the cycle's start (held_digest): a statement per page was a round
   // trip each on PostgreSQL. A row written since (a webhook applied meanwhile) is compared at
   // the next cycle, as the partial lists compare with the same summaries.
-  const held = new Map<string, string>();
-  for (const row of stored.values()) {
-    if (row.list_state === 'awaiting' && row.held_digest !== null)
-      held.set(row.request_id, row.held_digest);
-  }
+  const isHeld = (id: string, digest: string) => {
+    const row = stored.get(id);
+    return row?.list_state === 'awaiting' && row.held_digest === digest;
+  };
   const isKnown = async (records: { id: string | null; digest: string }[]) =>
-    records.map(({ id, digest }) => id !== null && !seen.has(id) && held.get(id) === digest);
+    records.map(({ id, digest }) => id !== null && !seen.has(id) && isHeld(id, digest));
   const pages = deps.client.listRequestDetails({
     from: window.fromMs,
     to: window.toMs,
