@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { dateSchema, timestampSchema } from './schemas.js';
+import { dateSchema, parseWith, timestampSchema } from './schemas.js';
 
 /*
  * The schema contract, member by member (docs/sync.md, "Schema drift"). A record is checked
@@ -106,7 +106,7 @@ export function checkContract<T>(
       drift.push({ member, problem: 'type', expected, received: 'null' });
     }
   }
-  const whole = contract.schema.safeParse(raw);
+  const whole = parseWith(contract.schema, raw);
   const record = whole.success
     ? (whole.data as Record<string, unknown>)
     : repairObject(contract.schema, raw, '', drift);

@@ -1,5 +1,6 @@
 import type * as z from 'zod';
 import { checkContract, type Contract, type Drift, type SchemaPolicy } from './contract.js';
+import { parseWith } from './schemas.js';
 
 /**
  * Per-record validation. One malformed element of a list must not sink the others: each element
@@ -75,7 +76,7 @@ export function parseRecord<S extends z.ZodType>(
   raw: unknown,
   idKeys: readonly string[],
 ): ParsedRecord<z.output<S>> {
-  const result = schema.safeParse(raw);
+  const result = parseWith(schema, raw);
   if (result.success) return { kind: 'ok', record: result.data, raw };
   const requestId = idOf(raw, idKeys);
   return {

@@ -1,0 +1,249 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { parseQuickly, safeParse, type StringTransforms } from '../../../src/api/fast-parse.js';
+import {
+  fullListPageSchema,
+  parseWith,
+  requestDetailSchema,
+  requestListItemSchema,
+  dateSchema,
+  STRING_TRANSFORMS,
+  timestampSchema,
+} from '../../../src/api/schemas.js';
+import { webhookDataSchema, webhookV2EnvelopeSchema } from '../../../src/api/webhook-schemas.js';
+import { detailRecord } from '../../helpers/api.js';
+
+const quick = (
+  schema: z.ZodType,
+  value: unknown,
+  transforms: StringTransforms = STRING_TRANSFORMS,
+) => parseQuickly(schema, value, transforms);
+
+/** Freezes a value and everything in it, so that a parse that changed its input would throw. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const member of Object.values(value)) deepFreeze(member);
+  }
+  return value;
+}
+
+/**
+ * Whether `value` holds what JSON.parse never makes, which the quick parse leaves to zod: an own
+ * __proto__ member, an object whose prototype is not Object's.
+ */
+function isUnlikeJson(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== Array.prototype) return true;
+  if (Object.hasOwn(value, '__proto__')) return true;
+  return Object.values(value).some(isUnlikeJson);
+}
+
+/** Values of every kind, for members that should not have them. */
+const stray = fc.constantFrom<unknown>(
+  null,
+  undefined,
+  0,
+  -1,
+  1.5,
+  2 ** 60,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  '',
+  'x',
+  '12',
+  true,
+  [],
+  [1, 'a'],
+  {},
+  { a: 1 },
+  '2026-03-01T10:00:00Z',
+  '2026-03-01T10:00:00.123+02:00',
+  '2026-03-01',
+  '03/01/2026',
+);
+
+const someDate = fc.date({
+  min: new Date('2000-01-01'),
+  max: new Date('2040-01-01'),
+  noInvalidDate: true,
+});
+
+/** Timestamps as the service and its drifts spell them, valid ones and (`isNoisy`) others. */
+const timeText = (schema: z.ZodType, isNoisy: boolean) => {
+  const spellings = someDate.chain((date) => {
+    const iso = date.toISOString();
+    if (schema === dateSchema) return fc.constant(iso.slice(0, 10));
+    return fc.constantFrom(iso, iso.replace('.000Z', 'Z'), iso.replace('Z', '+00:00'));
+  });
+  if (!isNoisy) return spellings;
+  const others = someDate.chain((date) => {
+    const iso = date.toISOString();
+    return fc.constantFrom(iso, iso.slice(0, 19), iso.slice(0, 10), iso.replace('T', ' '));
+  });
+  return fc.oneof(spellings, others, fc.string({ maxLength: 12 }));
+};
+
+/**
+ * Values shaped by `schema`: each member present or absent, objects with members the schema does
+ * not know, in any order; and when `isNoisy`, now and then a member of another kind.
+ */
+function valuesOf(schema: z.ZodType, isNoisy: boolean, depth = 0): fc.Arbitrary<unknown> {
+  const def = schema._zod.def as unknown as Record<string, unknown> & { type: string };
+  const inner = (of: unknown) => valuesOf(of as z.ZodType, isNoisy, depth + 1);
+  const valid = ((): fc.Arbitrary<unknown> => {
+    if (STRING_TRANSFORMS.has(schema)) return timeText(schema, isNoisy);
+    switch (def.type) {
+      case 'string':
+        return fc.string({ maxLength: 6 });
+      case 'number':
+        return fc.oneof(fc.integer({ min: -5, max: 5 }), fc.double({ noNaN: false }));
+      case 'boolean':
+        return fc.boolean();
+      case 'unknown':
+        return fc.jsonValue({ maxDepth: 2 });
+      case 'optional':
+        return fc.option(inner(def.innerType), { nil: undefined, freq: 4 });
+      case 'nullable':
+        return fc.option(inner(def.innerType), { nil: null, freq: 4 });
+      case 'array':
+        return fc.array(inner(def.element), { maxLength: depth > 2 ? 0 : 3 });
+      case 'record':
+        return fc.dictionary(fc.string({ maxLength: 4 }), inner(def.valueType), { maxKeys: 3 });
+      case 'object': {
+        const shape = def.shape as Record<string, z.ZodType>;
+        const members = Object.fromEntries(
+          Object.entries(shape).map(([name, member]) => [name, inner(member)]),
+        );
+        return fc
+          .tuple(
+            fc.record(members, { requiredKeys: Object.keys(shape) }),
+            fc.subarray(Object.keys(shape), { maxLength: Math.min(3, Object.keys(shape).length) }),
+            fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 1 }), {
+              maxKeys: 2,
+            }),
+            fc.boolean(),
+          )
+          .map(([record, dropped, extra, isReversed]) => {
+            const entries = Object.entries({ ...record, ...extra }).filter(
+              ([name]) => !dropped.includes(name),
+            );
+            if (isReversed) entries.reverse();
+            return Object.fromEntries(entries);
+          });
+      }
+      default:
+        throw new Error(`no values for ${def.type}`);
+    }
+  })();
+  return isNoisy
+    ? fc.oneof({ weight: 40, arbitrary: valid }, { weight: 1, arbitrary: stray })
+    : valid;
+}
+
+/** Values of `schema`, half of them with strays. */
+const anyValuesOf = (schema: z.ZodType) =>
+  fc.boolean().chain((isNoisy) => valuesOf(schema, isNoisy));
+
+/** Asserts, over values of `schema`, that a quick answer is zod's, and that valid values get one. */
+function holdsToZod(schema: z.ZodType, runs: number) {
+  fc.assert(
+    fc.property(anyValuesOf(schema), (value) => {
+      deepFreeze(value);
+      const answer = quick(schema, value);
+      const zod = schema.safeParse(value);
+      if (answer) {
+        expect(zod.success).toBe(true);
+        expect(answer.data).toStrictEqual(zod.data);
+      } else if (zod.success) {
+        // Only what JSON.parse never makes may go to zod although it passes.
+        expect(isUnlikeJson(value)).toBe(true);
+      }
+    }),
+    { numRuns: runs },
+  );
+}
+
+describe('parseQuickly', () => {
+  it('answers as zod does for the service records, valid or broken (property)', () => {
+    holdsToZod(requestDetailSchema, 400);
+    holdsToZod(webhookDataSchema, 300);
+    holdsToZod(requestListItemSchema, 400);
+    holdsToZod(webhookV2EnvelopeSchema, 300);
+    holdsToZod(fullListPageSchema, 300);
+  });
+
+  it('answers as zod does for the other kinds it compiles (property)', () => {
+    const small = z.object({
+      id: z.string().min(2),
+      count: z.number().int().min(0).max(9),
+      ratio: z.number().gt(0).lt(1).nullable(),
+      tags: z.array(z.string()).optional(),
+      inner: z.strictObject({ on: z.boolean() }).nullish(),
+    });
+    holdsToZod(small, 500);
+    holdsToZod(z.looseObject({ when: timestampSchema, note: z.string().nullish() }), 300);
+  });
+
+  it('returns the input itself when nothing in it changes', () => {
+    const record = deepFreeze({
+      ...(detailRecord('AB-1') as Record<string, unknown>),
+      transport_pickup_time: '2026-01-28T14:00:00.000Z',
+    });
+    const zodData = requestDetailSchema.parse(record) as Record<string, unknown>;
+    const answer = quick(requestDetailSchema, record);
+    expect(answer?.data).toBe(record);
+    expect(answer?.data).toStrictEqual(zodData);
+  });
+
+  it('copies only the objects a transform changes, keeping the rest shared', () => {
+    const record: Record<string, unknown> = deepFreeze({
+      ...(detailRecord('AB-2') as Record<string, unknown>),
+      transport_pickup_time: '2026-03-01T10:00:00+02:00',
+    });
+    const answer = quick(requestDetailSchema, record)?.data as Record<string, unknown>;
+    expect(answer).not.toBe(record);
+    expect(answer.transport_pickup_time).toBe('2026-03-01T08:00:00.000Z');
+    expect(answer.pickup_location).toBe(record.pickup_location);
+    expect(answer).toStrictEqual(requestDetailSchema.parse(record));
+  });
+
+  it('drops the members a stripping object does not declare, as zod does', () => {
+    const schema = z.object({ a: z.string() });
+    const value = deepFreeze({ b: 1, a: 'x', c: null });
+    expect(quick(schema, value)?.data).toStrictEqual({ a: 'x' });
+    expect(quick(z.strictObject({ a: z.string() }), value)).toBeUndefined();
+  });
+
+  it('gives up on what zod fails, and on what zod treats specially', () => {
+    expect(quick(requestListItemSchema, { id: 'A', state: 'accepted' })).toBeUndefined();
+    expect(quick(z.object({ a: z.number() }), { a: Number.NaN })).toBeUndefined();
+    expect(quick(z.number().int(), 2 ** 60)).toBeUndefined();
+    expect(quick(timestampSchema, 'yesterday')).toBeUndefined();
+    expect(quick(z.looseObject({}), JSON.parse('{"__proto__": {"x": 1}}'))).toBeUndefined();
+    expect(quick(z.looseObject({}), new Date())).toBeUndefined();
+    expect(quick(z.looseObject({}), Object.create(null))).toBeUndefined();
+  });
+
+  it('leaves to zod every time a schema holding a kind it does not compile', () => {
+    const schema = z.object({ at: z.iso.datetime(), n: z.number().default(1) });
+    expect(quick(schema, { at: '2026-03-01T10:00:00Z', n: 2 })).toBeUndefined();
+    // A transform not named in the map is a kind not compiled, whatever it does.
+    expect(quick(timestampSchema, '2026-03-01T10:00:00Z', new Map())).toBeUndefined();
+    const result = safeParse(schema, { at: 'no' }, STRING_TRANSFORMS);
+    expect(result.success).toBe(false);
+  });
+
+  it('parses the service schemas quickly, so that their records do not all go to zod', () => {
+    for (const schema of [requestDetailSchema, webhookDataSchema, requestListItemSchema]) {
+      const valid = fc
+        .sample(valuesOf(schema, false), { numRuns: 200, seed: 42 })
+        .filter((value) => !isUnlikeJson(value) && schema.safeParse(value).success);
+      expect(valid.length).toBeGreaterThan(10);
+      for (const value of valid) expect(quick(schema, value)).toBeDefined();
+    }
+    expect(parseWith(requestDetailSchema, detailRecord('AB-3'))).toMatchObject({ success: true });
+  });
+});
