@@ -22,9 +22,14 @@ import type * as z from 'zod';
  * a plain one.
  */
 
-/** What a compiled schema returns for a value it cannot vouch for. */
-const GIVE_UP: unique symbol = Symbol('give up');
+/** What a compiled schema returns for a value that fails one of its checks: zod fails it too. */
+const INVALID: unique symbol = Symbol('invalid');
+/** What it returns for a value zod treats specially: zod alone can say. */
+const UNSURE: unique symbol = Symbol('unsure');
 type Parse = (value: unknown) => unknown;
+
+const isVerdict = (out: unknown): out is typeof INVALID | typeof UNSURE =>
+  out === INVALID || out === UNSURE;
 
 /** zod's own parse result, for callers that take either. */
 export type SafeParseResult<T> = { success: true; data: T } | z.ZodSafeParseResult<T>;
@@ -42,26 +47,30 @@ export function safeParse<S extends z.ZodType>(
   transforms: StringTransforms,
 ): SafeParseResult<z.output<S>> {
   const quick = parseQuickly(schema, value, transforms);
-  return quick ? { success: true, data: quick.data as z.output<S> } : schema.safeParse(value);
+  return quick.kind === 'valid'
+    ? { success: true, data: quick.data as z.output<S> }
+    : schema.safeParse(value);
 }
 
 /**
- * What zod's parse would return for `value`, or undefined when this module cannot vouch for it
- * (zod would fail it, or it is a case zod treats specially). The output holds zod's members with
- * zod's values, but nothing that needs no change is copied: an object or array whose members all
- * come out as they went in is the input's own, and a copied object keeps the input's order of
- * members (zod lists the declared ones first). Nothing in this project changes a parsed record,
- * nor prints one without sorting its members (stableStringify).
+ * What zod's parse would make of `value`: `valid` with zod's output; `invalid` when zod would
+ * fail it (its issues then come from zod); `unsure` when this module cannot tell (a schema it
+ * does not compile, a value zod treats specially). The output holds zod's members with zod's
+ * values, but nothing that needs no change is copied: an object or array whose members all come
+ * out as they went in is the input's own, and a copied object keeps the input's order of members
+ * (zod lists the declared ones first). Nothing in this project changes a parsed record, nor
+ * prints one without sorting its members (stableStringify).
  */
 export function parseQuickly(
   schema: z.ZodType,
   value: unknown,
   transforms: StringTransforms,
-): { data: unknown } | undefined {
+): { kind: 'valid'; data: unknown } | { kind: 'invalid' | 'unsure' } {
   const parse = compiled(schema, transforms);
-  if (!parse) return undefined;
-  const data = parse(value);
-  return data === GIVE_UP ? undefined : { data };
+  const data = parse ? parse(value) : UNSURE;
+  if (data === INVALID) return { kind: 'invalid' };
+  if (data === UNSURE) return { kind: 'unsure' };
+  return { kind: 'valid', data };
 }
 
 /** Compiled schemas by transforms; null for a schema holding a kind not compiled here. */
@@ -103,9 +112,9 @@ function compile(schema: z.ZodType, transforms: StringTransforms): Parse | null 
     if (def.type !== 'pipe' || def.in === undefined || defOf(def.in).type !== 'string') return null;
     if (defOf(def.in).checks?.length) return null;
     return (value) => {
-      if (typeof value !== 'string') return GIVE_UP;
+      if (typeof value !== 'string') return INVALID;
       const out = transform(value);
-      return out === null ? GIVE_UP : out;
+      return out === null ? INVALID : out;
     };
   }
   switch (def.type) {
@@ -114,7 +123,7 @@ function compile(schema: z.ZodType, transforms: StringTransforms): Parse | null 
     case 'number':
       return numberParse(def);
     case 'boolean':
-      return def.checks?.length ? null : (value) => (typeof value === 'boolean' ? value : GIVE_UP);
+      return def.checks?.length ? null : (value) => (typeof value === 'boolean' ? value : INVALID);
     case 'unknown':
       return def.checks?.length ? null : (value) => value;
     case 'optional': {
@@ -130,11 +139,11 @@ function compile(schema: z.ZodType, transforms: StringTransforms): Parse | null 
       const parse = inner(def.element);
       if (!parse || def.checks?.length) return null;
       return (value) => {
-        if (!Array.isArray(value)) return GIVE_UP;
+        if (!Array.isArray(value)) return INVALID;
         let out: unknown[] | undefined;
         for (let i = 0; i < value.length; i += 1) {
           const item = parse(value[i]);
-          if (item === GIVE_UP) return GIVE_UP;
+          if (isVerdict(item)) return item;
           if (item !== value[i]) (out ??= value.slice())[i] = item;
         }
         return out ?? value;
@@ -156,7 +165,7 @@ function stringParse(def: Def): Parse | null {
     if (c.check !== 'min_length' || typeof c.minimum !== 'number') return null;
     minimum = Math.max(minimum, c.minimum);
   }
-  return (value) => (typeof value === 'string' && value.length >= minimum ? value : GIVE_UP);
+  return (value) => (typeof value === 'string' && value.length >= minimum ? value : INVALID);
 }
 
 function numberParse(def: Def): Parse | null {
@@ -171,17 +180,25 @@ function numberParse(def: Def): Parse | null {
       bounds.push(inclusive === true ? (value) => value <= bound : (value) => value < bound);
     else return null;
   }
+  if (!isSafeInteger && bounds.length === 0)
+    return (value) => (typeof value === 'number' && Number.isFinite(value) ? value : INVALID);
   return (value) => {
-    if (typeof value !== 'number' || !Number.isFinite(value)) return GIVE_UP;
-    if (isSafeInteger && !Number.isSafeInteger(value)) return GIVE_UP;
-    return bounds.every((isWithin) => isWithin(value)) ? value : GIVE_UP;
+    if (typeof value !== 'number' || !Number.isFinite(value)) return INVALID;
+    if (isSafeInteger && !Number.isSafeInteger(value)) return INVALID;
+    return bounds.every((isWithin) => isWithin(value)) ? value : INVALID;
   };
 }
 
-/** A plain object as JSON.parse makes one, without an own `__proto__` (zod drops that member). */
-function isPlainRecord(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  return Object.getPrototypeOf(value) === Object.prototype && !Object.hasOwn(value, '__proto__');
+/**
+ * INVALID for what no object schema takes (not an object, or an array); UNSURE for an object
+ * unlike those JSON.parse makes (another prototype, an own `__proto__`, which zod drops); else
+ * the object.
+ */
+function plainObject(value: unknown): Record<string, unknown> | typeof INVALID | typeof UNSURE {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return INVALID;
+  if (Object.getPrototypeOf(value) !== Object.prototype || Object.hasOwn(value, '__proto__'))
+    return UNSURE;
+  return value as Record<string, unknown>;
 }
 
 function recordParse(def: Def, transforms: StringTransforms): Parse | null {
@@ -189,12 +206,13 @@ function recordParse(def: Def, transforms: StringTransforms): Parse | null {
   if (key?.type !== 'string' || key.checks?.length || key.coerce) return null;
   const parse = def.valueType && compile(def.valueType, transforms);
   if (!parse || def.checks?.length) return null;
-  return (value) => {
-    if (!isPlainRecord(value)) return GIVE_UP;
+  return (input) => {
+    const value = plainObject(input);
+    if (isVerdict(value)) return value;
     let out: Record<string, unknown> | undefined;
     for (const name of Object.keys(value)) {
       const member = parse(value[name]);
-      if (member === GIVE_UP) return GIVE_UP;
+      if (isVerdict(member)) return member;
       if (member !== value[name]) (out ??= { ...value })[name] = member;
     }
     return out ?? value;
@@ -224,23 +242,24 @@ function objectParse(def: Def, transforms: StringTransforms): Parse | null {
     members.push({ name, parse, isOptional: optin === 'optional' });
   }
   const names = new Set(members.map((m) => m.name));
-  return (value) => {
-    if (!isPlainRecord(value)) return GIVE_UP;
+  return (input) => {
+    const value = plainObject(input);
+    if (isVerdict(value)) return value;
     let out: Record<string, unknown> | undefined;
     for (const { name, parse, isOptional } of members) {
       const received = value[name];
       if (received === undefined && !Object.hasOwn(value, name)) {
         if (isOptional) continue;
-        return GIVE_UP;
+        return INVALID;
       }
       const member = parse(received);
-      if (member === GIVE_UP) return GIVE_UP;
+      if (isVerdict(member)) return member;
       if (member !== received) (out ??= { ...value })[name] = member;
     }
     if (catchall === 'unknown') return out ?? value;
     for (const name in value) {
       if (names.has(name)) continue;
-      if (catchall === 'never') return GIVE_UP;
+      if (catchall === 'never') return INVALID;
       out ??= { ...value };
       delete out[name];
     }

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { Contract } from './contract.js';
-import { safeParse } from './fast-parse.js';
+import { parseQuickly, safeParse } from './fast-parse.js';
 import { normalizeDate, normalizeTimestamp } from '../time.js';
 
 /**
@@ -48,6 +48,11 @@ export const STRING_TRANSFORMS = new Map<z.ZodType, (text: string) => unknown>([
  */
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown) {
   return safeParse(schema, value, STRING_TRANSFORMS);
+}
+
+/** What zod would make of `value` (valid, invalid, or unsure), without zod (fast-parse.ts). */
+export function verdictOf(schema: z.ZodType, value: unknown) {
+  return parseQuickly(schema, value, STRING_TRANSFORMS);
 }
 
 const text = z.string().nullish();
