@@ -8,18 +8,20 @@ import type * as z from 'zod';
  * records (some 120 members) about 33 µs and 35 KB of garbage, most of what checking a webhook
  * event cost (docs/performance.md). Here each schema is turned once into a plain function that
  * checks a value where it lies and copies only what a transform changes (a timestamp spelled
- * otherwise than canonically): about 7 µs for the same record. It answers only "valid, and this
- * is what zod would return"; for anything else it gives up, and the caller asks zod, whose issues
- * name what is wrong. So a record that fails costs what it did, and nothing that passes here
- * could have failed there: the unit and property tests hold the two outputs equal over valid and
- * broken records.
+ * otherwise than canonically): 7 to 12 µs for the same record (12 in a process that checks the
+ * service's other records too, as the daemon does). Its verdict is valid
+ * (with what zod would return), invalid (a check failed, so zod fails too) or unsure (a
+ * value zod treats specially); the caller asks zod only when unsure, or for the issues that say
+ * why a record is refused. The unit and property tests hold the verdicts to zod's over valid and
+ * broken records: nothing found valid here could have failed there, with another output, and
+ * nothing found invalid could have passed.
  *
  * Only the kinds of schema the service's records use are compiled: strings (with a minimum
  * length), finite numbers (safe integers, bounds), booleans, unknown, arrays, objects (stripped,
  * loose or strict), string-keyed records, optional, nullable, and the string transforms named in
  * `transforms`. A schema holding anything else is not compiled, and zod parses it every time.
- * Values that zod treats specially give up too: an own `__proto__` member, an object that is not
- * a plain one.
+ * Values that zod treats specially are unsure: an own `__proto__` member, an object whose
+ * prototype is not Object's.
  */
 
 /** What a compiled schema returns for a value that fails one of its checks: zod fails it too. */
