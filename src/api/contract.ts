@@ -138,9 +138,15 @@ export function describeDrift(drift: readonly Drift[]): string {
   return shown.join('; ');
 }
 
-/** A schema's members as walkNames needs them, worked out once per schema (see membersOf). */
+/** A schema's members as walkNames and repairObject need them, worked out once per schema. */
 interface Members {
-  list: { name: string; expected: string; nested: z.ZodObject | undefined }[];
+  list: {
+    name: string;
+    expected: string;
+    /** The member's schema without its optional and nullable wrappers. */
+    inner: z.ZodType;
+    nested: z.ZodObject | undefined;
+  }[];
   names: ReadonlySet<string>;
 }
 
@@ -157,6 +163,7 @@ function membersOf(schema: z.ZodObject): Members {
         return {
           name,
           expected: expectedName(member),
+          inner,
           nested: inner instanceof z.ZodObject ? inner : undefined,
         };
       }),
@@ -212,23 +219,20 @@ function repairObject(
   prefix: string,
   drift: Drift[],
 ): Record<string, unknown> {
-  const shape = schema.shape as Record<string, z.ZodType>;
   const out: Record<string, unknown> = { ...value };
-  for (const [name, member] of Object.entries(shape)) {
+  for (const { name, expected, inner, nested } of membersOf(schema).list) {
     const received = value[name];
     if (received === undefined || received === null) continue;
     const path = prefix + name;
-    const inner = unwrap(member);
-    if (inner instanceof z.ZodObject && isPlainObject(received)) {
-      out[name] = repairObject(inner, received, `${path}.`, drift);
+    if (nested && isPlainObject(received)) {
+      out[name] = repairObject(nested, received, `${path}.`, drift);
       continue;
     }
     const parsed = parseWith(inner, received);
     if (parsed.success) {
-      out[name] = parsed.data;
+      if (parsed.data !== received) out[name] = parsed.data;
       continue;
     }
-    const expected = expectedName(member);
     drift.push({ member: path, problem: 'type', expected, received: typeNameOf(received) });
     const isNumericText =
       inner instanceof z.ZodNumber && typeof received === 'string' && NUMERIC.test(received.trim());

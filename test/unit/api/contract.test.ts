@@ -1,8 +1,11 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkContract, type Drift } from '../../../src/api/contract.js';
+import * as z from 'zod';
+import { checkContract, type Contract, type Drift } from '../../../src/api/contract.js';
 import { requestDetailContract } from '../../../src/api/schemas.js';
 import { webhookDataContract } from '../../../src/api/webhook-schemas.js';
 import { detailRecord } from '../../helpers/api.js';
+import { anyValuesOf, deepFreeze, isUnlikeJson } from '../../helpers/schema-values.js';
 
 type Json = Record<string, unknown>;
 
@@ -197,4 +200,65 @@ describe('the schema contract, member by member', () => {
     });
     expect(checkContract(webhookDataContract, missing, 'strict').kind).toBe('refused');
   });
+});
+
+/**
+ * The record and the retyped members as the contract made them with zod alone, before records
+ * were checked in place (src/api/fast-parse.ts): zod's whole-record parse, else each member
+ * parsed on its own, one that fails replaced by its number (numeric text) or null.
+ */
+function byZodAlone(schema: z.ZodObject, value: Json, prefix = '') {
+  const whole = schema.safeParse(value);
+  if (whole.success) return { record: whole.data as Json, retyped: [] as string[] };
+  const record: Json = { ...value };
+  const retyped: string[] = [];
+  for (const [name, member] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+    const received = value[name];
+    if (received === undefined || received === null) continue;
+    let inner = member;
+    while (inner instanceof z.ZodOptional || inner instanceof z.ZodNullable)
+      inner = inner.unwrap() as z.ZodType;
+    const isObject = typeof received === 'object' && !Array.isArray(received);
+    if (inner instanceof z.ZodObject && isObject) {
+      const nested = byZodAlone(inner, received as Json, `${prefix}${name}.`);
+      record[name] = nested.record;
+      retyped.push(...nested.retyped);
+      continue;
+    }
+    const parsed = inner.safeParse(received);
+    if (parsed.success) {
+      record[name] = parsed.data;
+      continue;
+    }
+    retyped.push(prefix + name);
+    const text = typeof received === 'string' ? received.trim() : '';
+    const isNumeric = inner instanceof z.ZodNumber && /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(text);
+    record[name] = isNumeric ? Number(text) : null;
+  }
+  return { record, retyped };
+}
+
+describe('the schema contract, checked in place', () => {
+  const contracts: [string, Contract][] = [
+    ['detail', requestDetailContract],
+    ['webhook data', webhookDataContract],
+  ];
+  it.each(contracts)(
+    '%s: gives what zod alone gave, valid or drifted (property)',
+    (_, contract) => {
+      fc.assert(
+        fc.property(anyValuesOf(contract.schema), (value) => {
+          fc.pre(!isUnlikeJson(value) && typeof value === 'object' && value !== null);
+          deepFreeze(value);
+          const result = checkContract<Json>(contract, value, 'evolve');
+          if (result.kind === 'refused') return;
+          const alone = byZodAlone(contract.schema, value as Json);
+          expect(result.record).toStrictEqual(alone.record);
+          const retyped = result.drift.filter((d) => d.problem === 'type' && d.received !== 'null');
+          expect(retyped.map((d) => d.member).sort()).toEqual([...alone.retyped].sort());
+        }),
+        { numRuns: 300 },
+      );
+    },
+  );
 });
