@@ -14,9 +14,15 @@ import { normalizeDate, normalizeTimestamp } from '../time.js';
  * Timestamps come out in the one canonical UTC form of `normalizeTimestamp`.
  */
 
+/**
+ * The transforms of the normalized string schemas below, by schema, which fast-parse.ts may run
+ * itself; normalizedString adds each.
+ */
+export const STRING_TRANSFORMS = new Map<z.ZodType, (text: string) => unknown>();
+
 /** A string schema whose output is `normalize`'s; null from it fails with `message`. */
 function normalizedString(normalize: (text: string) => string | null, message: string) {
-  return z.string().transform((value, ctx) => {
+  const schema = z.string().transform((value, ctx) => {
     const normalized = normalize(value);
     if (normalized === null) {
       // The message names the expectation only: the value itself may be patient data.
@@ -25,6 +31,8 @@ function normalizedString(normalize: (text: string) => string | null, message: s
     }
     return normalized;
   });
+  STRING_TRANSFORMS.set(schema, normalize);
+  return schema;
 }
 
 /** An ISO-8601 timestamp, normalized to canonical UTC with milliseconds. */
@@ -35,12 +43,6 @@ export const timestampSchema = normalizedString(
 
 /** A calendar date, normalized to YYYY-MM-DD. */
 export const dateSchema = normalizedString(normalizeDate, 'expected a YYYY-MM-DD date');
-
-/** The transforms of the string schemas above, which fast-parse.ts may run itself. */
-export const STRING_TRANSFORMS = new Map<z.ZodType, (text: string) => unknown>([
-  [timestampSchema, normalizeTimestamp],
-  [dateSchema, normalizeDate],
-]);
 
 /**
  * `schema.safeParse(value)`, the same result, quicker for a value that passes (fast-parse.ts).
