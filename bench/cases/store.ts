@@ -310,8 +310,9 @@ async function measureEngine(
           const receivedAt = store.now();
           for (let i = 0; i < bodies.length; i += DELIVERIES_PER_COMMIT) {
             const received = bodies.slice(i, i + DELIVERIES_PER_COMMIT).map((body) => {
-              const payload = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
-              return { payload, row: toEventRow(payload, body, receivedAt) };
+              const text = body.toString('utf8');
+              const payload = JSON.parse(text) as Record<string, unknown>;
+              return { payload, row: toEventRow(payload, body, receivedAt, text) };
             });
             // As the receiver's group commit stores them (src/webhooks/index.ts): each new one
             // handed to the applier with its parsed body before the commit, the applier woken

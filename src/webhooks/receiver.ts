@@ -170,9 +170,10 @@ function handle(
     deps.onRefused?.('unauthorized');
     return reply(res, 401, 'invalid signature');
   }
+  const text = body.toString('utf8');
   let payload: unknown;
   try {
-    payload = JSON.parse(body.toString('utf8'));
+    payload = JSON.parse(text);
   } catch {
     deps.onRefused?.('bad_request');
     return reply(res, 400, 'body is not JSON');
@@ -181,7 +182,7 @@ function handle(
     deps.onRefused?.('bad_request');
     return reply(res, 400, 'body is not a JSON object');
   }
-  const row = toEventRow(payload, body, deps.now());
+  const row = toEventRow(payload, body, deps.now(), text);
   insert({ row, event: { eventId: row.event_id, payload, bytes: body.length } }).then(
     (isNew) => {
       reply(res, 200, isNew ? 'stored' : 'duplicate');
