@@ -15,7 +15,8 @@
  * 4. webhook events stored and applied: v2.0 events (one edit of each request) stored as the
  *    receiver stores a burst (a transaction per 50 deliveries), each handing its new events,
  *    parsed, to the applier before its commit and waking it after; the applier applies them
- *    meanwhile (as src/webhooks/index.ts wires them).
+ *    meanwhile (as src/webhooks/index.ts wires them). Beside it, row 4's bound: the floor of a
+ *    durable intake (lib/floor.ts, IntakeFloor), each event stored before it is marked processed.
  */
 import { silentLogger } from '../../src/log.js';
 import { createSimulator } from '../../src/simulator/index.js';
@@ -76,6 +77,13 @@ function planFor(engine: EngineName, requests: number) {
       'events/s',
       { target: goalOf('store.webhooks', engine), reference: { ...floor, unit: 'events/s' } },
     ),
+    webhooksBound: spec(
+      'store.webhooks.bound',
+      4,
+      `row 4's bound: the floor with each event stored first, unprocessed, ${DELIVERIES_PER_COMMIT} per commit, and marked processed after, against the floor, ${n}`,
+      'ms',
+      { reference: { name: `${engineLabel(engine)} floor`, unit: 'ms' } },
+    ),
   };
 }
 
@@ -121,21 +129,35 @@ interface WritePath {
   run(db: BenchDb): Promise<string | void>;
   /** Requests whose locations and fields the path rewrites whole. */
   replaced?(before: TableRows, after: TableRows): Set<string>;
+  /** Measure the floor of a durable intake too (lib/floor.ts, IntakeFloor), as this figure. */
+  intakeBound?: FigureSpec;
 }
 
 /**
  * Runs a path and its floor side by side on fresh copies of the starting database. The path goes
  * first: what its first run wrote is the floor's plan. The last floor run must end with the same
- * rows as that path run. Copies are thrown away after the runs, not between them.
+ * rows as that path run. Copies are thrown away after the runs, not between them. With
+ * `intakeBound`, the intake floor runs as a third arm and must end the same too.
  */
-async function measurePath(ctx: BenchContext, path: WritePath): Promise<Figure> {
+async function measurePath(ctx: BenchContext, path: WritePath): Promise<Figure[]> {
   // A PostgreSQL path run takes seconds (round trips): 3 runs say as much as 5 short ones.
   const runs = path.spec.engine === 'postgres' ? Math.min(ctx.runs, 3) : ctx.runs;
   let notes: string | undefined;
   let after: TableRows | undefined;
   let plan: FloorPlan | undefined;
-  const copies: BenchDb[][] = [[], []];
+  const copies: BenchDb[][] = [[], [], []];
   const floorMs: number[] = [];
+  const intakeMs: number[] = [];
+  const floorArms = [
+    async () => {
+      floorMs.push(await writeFloor(await copies[1]!.at(-1)!.open(), plan!));
+    },
+  ];
+  if (path.intakeBound)
+    floorArms.push(async () => {
+      const intake = { perCommit: DELIVERIES_PER_COMMIT };
+      intakeMs.push(await writeFloor(await copies[2]!.at(-1)!.open(), plan!, intake));
+    });
   try {
     const times = await interleave(
       runs,
@@ -144,12 +166,10 @@ async function measurePath(ctx: BenchContext, path: WritePath): Promise<Figure> 
           const result = await path.run(copies[0]!.at(-1)!);
           if (typeof result === 'string') notes ??= result;
         },
-        async () => {
-          floorMs.push(await writeFloor(await copies[1]!.at(-1)!.open(), plan!));
-        },
+        ...floorArms,
       ],
       async (arm) => {
-        if (arm === 1 && !plan) {
+        if (arm > 0 && !plan) {
           after = await readTables(await copies[0]!.at(-1)!.open());
           plan = planFloor(path.before, after, {
             replaceChildrenOf: path.replaced?.(path.before, after) ?? new Set(),
@@ -160,8 +180,16 @@ async function measurePath(ctx: BenchContext, path: WritePath): Promise<Figure> 
         copies[arm]!.push(copy);
       },
     );
-    const diff = differences(after!, await readTables(await copies[1]!.at(-1)!.open()));
-    if (diff.length > 0) throw new Error(`the floor did not end as the path: ${diff.join('; ')}`);
+    for (const [arm, name] of [
+      [1, 'floor'],
+      [2, 'intake floor'],
+    ] as const) {
+      const last = copies[arm]!.at(-1);
+      if (!last) continue;
+      const diff = differences(after!, await readTables(await last.open()));
+      if (diff.length > 0)
+        throw new Error(`the ${name} did not end as the path: ${diff.join('; ')}`);
+    }
     const pathMs = times[0]!;
     const rate = (ms: number) => (path.units * 1000) / ms;
     const rates = pathMs.map(rate);
@@ -171,22 +199,42 @@ async function measurePath(ctx: BenchContext, path: WritePath): Promise<Figure> 
       units: path.units,
       pathMs,
       floorMs,
+      ...(path.intakeBound && { intakeFloorMs: intakeMs }),
       floorRows: plan!.rows,
       floorRequests: plan!.requests,
     });
     ctx.progress(
       `  ${path.spec.id} ${path.spec.engine}: ${Math.round(median(rates))}/s, floor ${Math.round(median(floorRates))}/s (${median(ratioRuns).toFixed(2)})`,
     );
-    return figure(path.spec, median(rates), {
+    const measured = figure(path.spec, median(rates), {
       runs: rates,
       reference: { value: median(floorRates), runs: floorRates },
       ratio: median(ratioRuns),
       ratioRuns,
       note: `${plan!.rows.toLocaleString('en-US')} rows${notes ? `; ${notes}` : ''}`,
     });
+    return path.intakeBound
+      ? [measured, intakeBoundFigure(path.intakeBound, floorMs, intakeMs)]
+      : [measured];
   } finally {
     for (const copy of copies.flat()) await copy.remove();
   }
+}
+
+/**
+ * Row 4's bound: the intake floor's time beside the plain floor's, run by run. The ratio is
+ * floor / intake floor: the most row 4 can read while its writes go no faster than plain
+ * statements and take turns, as they do on SQLite, whose one writer both store and apply.
+ */
+function intakeBoundFigure(spec: FigureSpec, floorMs: number[], intakeMs: number[]): Figure {
+  const ratioRuns = ratios(floorMs, intakeMs);
+  return figure(spec, median(intakeMs), {
+    runs: intakeMs,
+    reference: { value: median(floorMs), runs: floorMs },
+    ratio: median(ratioRuns),
+    ratioRuns,
+    note: `the intake floor takes ${median(ratios(intakeMs, floorMs)).toFixed(2)} times the floor`,
+  });
 }
 
 /** The backfill's write path over `client`. */
@@ -282,6 +330,7 @@ async function measureEngine(
     },
     {
       spec: plan.webhooks,
+      intakeBound: plan.webhooksBound,
       start: full,
       before: everything,
       units: bodies.length,
@@ -347,7 +396,7 @@ async function measureEngine(
   ];
   try {
     const figures: Figure[] = [];
-    for (const path of paths) figures.push(await measurePath(ctx, path));
+    for (const path of paths) figures.push(...(await measurePath(ctx, path)));
     return figures;
   } finally {
     await empty.remove();

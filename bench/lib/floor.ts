@@ -8,6 +8,9 @@
  * - PostgreSQL: multi-row INSERTs (INSERT ... VALUES (...), (...) ...; ON CONFLICT DO UPDATE for
  *   rows that existed), one statement per table and batch, on one connection of the pool.
  *
+ * For row 4, a second floor stores each webhook event first and marks it processed after, as a
+ * durable intake must (IntakeFloor): its time against the plain floor's bounds that row's ratio.
+ *
  * The rows come from the path's own result: the tables after a path run, compared with the
  * tables it started from (`planFloor`). Child rows the path replaces whole (a changed request's
  * locations and fields: deleted and inserted again) are replaced whole by the floor too.
@@ -185,12 +188,45 @@ const conflictClause = (table: Table, columns: string[]) => {
   return ` ON CONFLICT (${key.join(', ')}) DO UPDATE SET ${set.join(', ')}`;
 };
 
-/** Writes the plan into `db`; resolves to the milliseconds the writes took. */
-export async function writeFloor(db: MirrorDb, plan: FloorPlan): Promise<number> {
-  return db.engine === 'sqlite' ? sqliteFloor(db.sqlite, plan) : postgresFloor(db.pool, plan);
+/**
+ * A durable intake's part of the floor (row 4's bound): the plan's webhook events are first
+ * inserted unprocessed, `perCommit` to a transaction, as a receiver stores a burst before it
+ * acknowledges it; the plan's batches then mark each processed (an UPDATE of processed_at, error
+ * and attempts by event_id) where the plain floor inserts it whole.
+ */
+export interface IntakeFloor {
+  perCommit: number;
 }
 
-function sqliteFloor(sqlite: Database.Database, plan: FloorPlan): number {
+/** The columns an event's processed mark writes. */
+const MARK_COLUMNS = ['processed_at', 'error', 'attempts'] as const;
+/** An event row as stored before it is applied. */
+const unprocessed = (row: Row): Row => ({ ...row, processed_at: null, error: null, attempts: 0 });
+
+/** The plan's webhook event rows, in its order. */
+function eventRowsOf(plan: FloorPlan): Row[] {
+  return plan.batches.flatMap((batch) =>
+    batch.flatMap((request) =>
+      request.flatMap((writes) => (writes.table.name === 'webhook_events' ? writes.inserts : [])),
+    ),
+  );
+}
+
+/**
+ * Writes the plan into `db`; resolves to the milliseconds the writes took. With `intake`, each
+ * webhook event is stored first and marked processed after (see IntakeFloor).
+ */
+export async function writeFloor(
+  db: MirrorDb,
+  plan: FloorPlan,
+  intake?: IntakeFloor,
+): Promise<number> {
+  return db.engine === 'sqlite'
+    ? sqliteFloor(db.sqlite, plan, intake)
+    : postgresFloor(db.pool, plan, intake);
+}
+
+function sqliteFloor(sqlite: Database.Database, plan: FloorPlan, intake?: IntakeFloor): number {
   const prepared = new Map<string, Database.Statement>();
   const prepare = (text: string) => {
     let statement = prepared.get(text);
@@ -229,7 +265,20 @@ function sqliteFloor(sqlite: Database.Database, plan: FloorPlan): number {
   // Prepared before the clock starts, as a long-running writer has them.
   for (const batch of plan.batches)
     for (const request of batch) for (const writes of request) of(writes.table);
+  const events = intake ? eventRowsOf(plan).map(unprocessed) : [];
+  const mark = prepare(
+    `UPDATE webhook_events SET ${MARK_COLUMNS.map((c) => `${c} = ?`).join(', ')} WHERE event_id = ?`,
+  );
   const start = performance.now();
+  for (let i = 0; i < events.length; i += intake!.perCommit) {
+    const s = of(tableOf('webhook_events'));
+    sqlite
+      .transaction(() => {
+        for (const row of events.slice(i, i + intake!.perCommit))
+          s.insert.run(s.columns.map((c) => row[c]));
+      })
+      .immediate();
+  }
   for (const batch of plan.batches) {
     sqlite
       .transaction(() => {
@@ -242,6 +291,11 @@ function sqliteFloor(sqlite: Database.Database, plan: FloorPlan): number {
           }
           for (const writes of request) {
             const s = of(writes.table);
+            if (intake && writes.table.name === 'webhook_events') {
+              for (const row of writes.inserts)
+                mark.run([...MARK_COLUMNS.map((c) => row[c]), row.event_id]);
+              continue;
+            }
             for (const row of writes.inserts) s.insert.run(s.columns.map((c) => row[c]));
             for (const row of writes.upserts) s.upsert.run(s.columns.map((c) => row[c]));
           }
@@ -255,7 +309,11 @@ function sqliteFloor(sqlite: Database.Database, plan: FloorPlan): number {
 /** Parameters per statement, under PostgreSQL's limit of 65,535. */
 const MAX_PARAMETERS = 60_000;
 
-async function postgresFloor(pool: pg.Pool, plan: FloorPlan): Promise<number> {
+async function postgresFloor(
+  pool: pg.Pool,
+  plan: FloorPlan,
+  intake?: IntakeFloor,
+): Promise<number> {
   const client = await pool.connect();
   try {
     const multiRow = async (table: Table, rows: Row[], isUpsert: boolean) => {
@@ -277,6 +335,19 @@ async function postgresFloor(pool: pg.Pool, plan: FloorPlan): Promise<number> {
         );
       }
     };
+    // The events' processed marks, one statement a batch.
+    const markProcessed = (rows: Row[]) =>
+      client.query(
+        `UPDATE webhook_events AS e
+         SET processed_at = m.processed_at, error = m.error, attempts = m.attempts
+         FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::int[])
+           AS m(event_id, processed_at, error, attempts)
+         WHERE e.event_id = m.event_id`,
+        [
+          rows.map((row) => row.event_id),
+          ...MARK_COLUMNS.map((c) => rows.map((row) => row[c] ?? null)),
+        ],
+      );
     // A batch's rows table by table: one multi-row statement each (merged before the clock).
     const merged = plan.batches.map((batch) => {
       const byTable = new Map<string, TableWrites>();
@@ -294,7 +365,13 @@ async function postgresFloor(pool: pg.Pool, plan: FloorPlan): Promise<number> {
       }
       return FLOOR_TABLES.flatMap((name) => byTable.get(name) ?? []);
     });
+    const events = intake ? eventRowsOf(plan).map(unprocessed) : [];
     const start = performance.now();
+    for (let i = 0; i < events.length; i += intake!.perCommit) {
+      await client.query('BEGIN');
+      await multiRow(tableOf('webhook_events'), events.slice(i, i + intake!.perCommit), false);
+      await client.query('COMMIT');
+    }
     for (const batch of merged) {
       await client.query('BEGIN');
       for (const writes of [...batch].reverse()) {
@@ -313,6 +390,10 @@ async function postgresFloor(pool: pg.Pool, plan: FloorPlan): Promise<number> {
         }
       }
       for (const writes of batch) {
+        if (intake && writes.table.name === 'webhook_events') {
+          await markProcessed(writes.inserts);
+          continue;
+        }
         if (writes.inserts.length > 0) await multiRow(writes.table, writes.inserts, false);
         if (writes.upserts.length > 0) await multiRow(writes.table, writes.upserts, true);
       }
