@@ -203,13 +203,18 @@ const MARK_COLUMNS = ['processed_at', 'error', 'attempts'] as const;
 /** An event row as stored before it is applied. */
 const unprocessed = (row: Row): Row => ({ ...row, processed_at: null, error: null, attempts: 0 });
 
-/** The plan's webhook event rows, in its order. */
-function eventRowsOf(plan: FloorPlan): Row[] {
-  return plan.batches.flatMap((batch) =>
+/** The intake's commits: the plan's webhook events unprocessed, in its order (none without one). */
+function intakeCommitsOf(plan: FloorPlan, intake: IntakeFloor | undefined): Row[][] {
+  if (!intake) return [];
+  const events = plan.batches.flatMap((batch) =>
     batch.flatMap((request) =>
       request.flatMap((writes) => (writes.table.name === 'webhook_events' ? writes.inserts : [])),
     ),
   );
+  const commits: Row[][] = [];
+  for (let i = 0; i < events.length; i += intake.perCommit)
+    commits.push(events.slice(i, i + intake.perCommit).map(unprocessed));
+  return commits;
 }
 
 /**
@@ -265,17 +270,16 @@ function sqliteFloor(sqlite: Database.Database, plan: FloorPlan, intake?: Intake
   // Prepared before the clock starts, as a long-running writer has them.
   for (const batch of plan.batches)
     for (const request of batch) for (const writes of request) of(writes.table);
-  const events = intake ? eventRowsOf(plan).map(unprocessed) : [];
+  const intakeCommits = intakeCommitsOf(plan, intake);
+  const events = of(tableOf('webhook_events'));
   const mark = prepare(
     `UPDATE webhook_events SET ${MARK_COLUMNS.map((c) => `${c} = ?`).join(', ')} WHERE event_id = ?`,
   );
   const start = performance.now();
-  for (let i = 0; i < events.length; i += intake!.perCommit) {
-    const s = of(tableOf('webhook_events'));
+  for (const rows of intakeCommits) {
     sqlite
       .transaction(() => {
-        for (const row of events.slice(i, i + intake!.perCommit))
-          s.insert.run(s.columns.map((c) => row[c]));
+        for (const row of rows) events.insert.run(events.columns.map((c) => row[c]));
       })
       .immediate();
   }
@@ -365,11 +369,11 @@ async function postgresFloor(
       }
       return FLOOR_TABLES.flatMap((name) => byTable.get(name) ?? []);
     });
-    const events = intake ? eventRowsOf(plan).map(unprocessed) : [];
+    const intakeCommits = intakeCommitsOf(plan, intake);
     const start = performance.now();
-    for (let i = 0; i < events.length; i += intake!.perCommit) {
+    for (const rows of intakeCommits) {
       await client.query('BEGIN');
-      await multiRow(tableOf('webhook_events'), events.slice(i, i + intake!.perCommit), false);
+      await multiRow(tableOf('webhook_events'), rows, false);
       await client.query('COMMIT');
     }
     for (const batch of merged) {
